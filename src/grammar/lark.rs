@@ -1,0 +1,1 @@
+//! Lark front end (under construction).

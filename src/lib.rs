@@ -1,0 +1,22 @@
+//! grammask: grammar-constrained decoding for LLMs.
+//!
+//! Pipeline (compile once per grammar × tokenizer, run per generated token):
+//! - [`grammar`]: Lark front end → normalized CFG;
+//! - [`lexer`]: terminal automata → the lexer automaton used for token walks;
+//! - [`parser`]: LALR(1) tables, the incremental parser and the indentation layer;
+//! - [`vocab`]: tokenizer bytes and the token trie;
+//! - [`store`]: the mask store (build, streamline, wire format);
+//! - [`matcher`]: the per-sequence state that yields masks and commits tokens;
+//! - `wasm`: the thin JS facade (feature `wasm`).
+//!
+//! Feature `compiler` carries everything needed to build a store; the runtime
+//! (loading a blob, computing masks) needs none of it.
+
+pub mod error;
+pub mod ids;
+pub mod grammar;
+pub mod lexer;
+pub mod parser;
+pub mod vocab;
+
+pub use error::{Error, ErrorKind, Result};
