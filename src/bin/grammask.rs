@@ -1,1 +1,487 @@
-fn main() {}
+//! `grammask`: compile grammars into mask stores and exercise them.
+
+use clap::{Parser, Subcommand};
+use grammask::matcher::Matcher;
+use grammask::parser::driver::Recognizer;
+use grammask::store::MaskStore;
+use grammask::{Error, ErrorKind, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "grammask", version, about = "Grammar-constrained decoding: compile grammars into token mask stores")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Lex and parse files with a grammar; print `ok` or the first error per file.
+    Parse {
+        #[arg(long)]
+        grammar: PathBuf,
+        #[arg(long)]
+        start: Option<String>,
+        /// One JSON object per file.
+        #[arg(long)]
+        json: bool,
+        /// Only print failures and the summary.
+        #[arg(long, short)]
+        quiet: bool,
+        files: Vec<PathBuf>,
+    },
+    /// Build a mask store blob for a grammar and a tokenizer.
+    Compile {
+        #[arg(long)]
+        grammar: PathBuf,
+        #[arg(long)]
+        tokenizer: PathBuf,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// EOS token ids, comma-separated (default: from tokenizer_config.json / generation_config.json).
+        #[arg(long, value_delimiter = ',')]
+        eos: Option<Vec<u32>>,
+        #[arg(long)]
+        start: Option<String>,
+        /// Keep the raw store (no streamlining).
+        #[arg(long)]
+        no_streamline: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay files token by token and verify every token is allowed (experiment 1).
+    Check {
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long)]
+        tokenizer: PathBuf,
+        /// A second store whose masks must be bit-identical at every position (experiment 3).
+        #[arg(long)]
+        compare_store: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, short)]
+        quiet: bool,
+        files: Vec<PathBuf>,
+    },
+    /// Sample random texts from the grammar through the masks (experiment 2).
+    Generate {
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long)]
+        tokenizer: Option<PathBuf>,
+        #[arg(long, default_value_t = 10)]
+        count: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long, default_value_t = 400)]
+        max_tokens: usize,
+        /// Probability of choosing EOS whenever it is allowed.
+        #[arg(long, default_value_t = 0.05)]
+        eos_bias: f64,
+        #[arg(long)]
+        out_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the store's figures.
+    Stats {
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Parse { grammar, start, json, quiet, files } => cmd_parse(&grammar, start.as_deref(), json, quiet, &files),
+        Cmd::Compile { grammar, tokenizer, out, eos, start, no_streamline, json } => {
+            cmd_compile(&grammar, &tokenizer, &out, eos.as_deref(), start.as_deref(), !no_streamline, json)
+        }
+        Cmd::Check { store, tokenizer, compare_store, json, quiet, files } => {
+            cmd_check(&store, &tokenizer, compare_store.as_deref(), json, quiet, &files)
+        }
+        Cmd::Generate { store, tokenizer, count, seed, max_tokens, eos_bias, out_dir, json } => {
+            cmd_generate(&store, tokenizer.as_deref(), count, seed, max_tokens, eos_bias, &out_dir, json)
+        }
+        Cmd::Stats { store, json } => cmd_stats(&store, json),
+    };
+    match r {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("grammask: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))
+}
+
+/// Expand directories into their files (recursively, sorted).
+fn expand(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            let mut stack = vec![f.clone()];
+            while let Some(d) = stack.pop() {
+                let Ok(rd) = std::fs::read_dir(&d) else { continue };
+                let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                entries.sort();
+                for p in entries {
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else {
+                        out.push(p);
+                    }
+                }
+            }
+        } else {
+            out.push(f.clone());
+        }
+    }
+    out
+}
+
+fn cmd_parse(grammar: &Path, start: Option<&str>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
+    let cfg = grammask::grammar::lark::load_grammar_file(grammar, start)?;
+    let rec = Recognizer::new(cfg)?;
+    let files = expand(files);
+    let (mut ok, mut bytes, mut secs) = (0usize, 0usize, 0f64);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for f in &files {
+        let text = read(f)?;
+        let t = Instant::now();
+        let r = rec.check(&text);
+        secs += t.elapsed().as_secs_f64();
+        bytes += text.len();
+        let _ = match (&r, json) {
+            (Ok(()), true) => writeln!(out, "{}", serde_json::json!({"file": f, "ok": true})),
+            (Err(e), true) => writeln!(out, "{}", serde_json::json!({"file": f, "ok": false, "error": e})),
+            (Ok(()), false) if !quiet => writeln!(out, "{}: ok", f.display()),
+            (Ok(()), false) => Ok(()),
+            (Err(e), false) => writeln!(out, "{}:{e}", f.display()),
+        };
+        ok += r.is_ok() as usize;
+    }
+    let mbs = bytes as f64 / 1e6 / secs.max(1e-9);
+    if json {
+        let _ = writeln!(out, "{}", serde_json::json!({"summary": {"files": files.len(), "accepted": ok, "bytes": bytes, "seconds": secs, "mb_per_s": mbs}}));
+    } else {
+        let _ = writeln!(out, "{ok}/{} files accepted, {:.1} MB in {:.2} s ({mbs:.1} MB/s)", files.len(), bytes as f64 / 1e6, secs);
+    }
+    Ok(ok == files.len())
+}
+
+fn cmd_compile(
+    grammar: &Path,
+    tokenizer: &Path,
+    out: &Path,
+    eos: Option<&[u32]>,
+    start: Option<&str>,
+    streamline: bool,
+    json: bool,
+) -> Result<bool> {
+    let t0 = Instant::now();
+    let cfg = grammask::grammar::lark::load_grammar_file(grammar, start)?;
+    let vocab = grammask::vocab::load::load_tokenizer_file(tokenizer, eos)?;
+    let quiet = json;
+    let mut progress = |m: &str| {
+        if !quiet {
+            eprintln!("[{:7.2}s] {m}", t0.elapsed().as_secs_f64());
+        }
+    };
+    progress(&format!("grammar: {} terminals, {} rules; vocabulary: {} tokens", cfg.terminals.len(), cfg.rules.len(), vocab.len()));
+    let opts = grammask::store::build::CompileOptions { streamline };
+    let (store, rep) = grammask::store::build::compile(&cfg, vocab, &opts, &mut progress)?;
+    let blob = store.to_bytes();
+    std::fs::write(out, &blob).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out.display())))?;
+    // Read it back through the runtime loader, as the wasm build will.
+    let back = MaskStore::from_bytes(&blob)?;
+    if back.to_bytes() != blob {
+        return Err(Error::new(ErrorKind::BlobCorrupt, "internal error: blob does not round-trip"));
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let peak = peak_rss_mb();
+    if json {
+        println!("{}", serde_json::json!({"report": rep, "bytes": blob.len(), "seconds": secs, "peak_rss_mb": peak, "out": out}));
+    } else {
+        println!(
+            "terminals {}, rules {}, lexer states {}, LR states {}, positions {}, token transitions {}, store entries {} (raw {}), always sets {}, token sets {}, {} bytes, {:.1} s, peak RSS {} MB -> {}",
+            rep.terminals, rep.rules, rep.lexer_states, rep.lr_states, rep.positions, rep.token_transitions, rep.entries,
+            rep.raw_entries, rep.always_sets, rep.token_sets, blob.len(), secs, peak.map_or("?".into(), |m| m.to_string()), out.display()
+        );
+    }
+    Ok(true)
+}
+
+fn peak_rss_mb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+fn load_store(path: &Path) -> Result<MaskStore> {
+    let bytes = read(path)?;
+    MaskStore::from_bytes(&bytes).map_err(|e| Error::new(e.kind(), format!("{}: {}", path.display(), e.message())))
+}
+
+/// Load the tokenizer and make sure the store was built for it.
+fn tokenizer_for(store: &MaskStore, path: &Path) -> Result<tokenizers::Tokenizer> {
+    let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
+    let vocab = grammask::vocab::load::load_tokenizer_file(path, Some(&eos))?;
+    if vocab.fingerprint() != store.vocab().fingerprint() {
+        return Err(Error::new(
+            ErrorKind::BlobTokenizer,
+            format!("the store was built for another tokenizer than {}", path.display()),
+        ));
+    }
+    tokenizers::Tokenizer::from_file(path).map_err(|e| Error::new(ErrorKind::Tokenizer, format!("{}: {e}", path.display())))
+}
+
+fn cmd_check(store: &Path, tokenizer: &Path, compare: Option<&Path>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
+    let store = Rc::new(load_store(store)?);
+    let tok = tokenizer_for(&store, tokenizer)?;
+    let other = match compare {
+        Some(p) => {
+            let o = Rc::new(load_store(p)?);
+            if o.vocab().fingerprint() != store.vocab().fingerprint() {
+                return Err(Error::new(ErrorKind::BlobTokenizer, "the two stores were built for different tokenizers"));
+            }
+            Some(o)
+        }
+        None => None,
+    };
+    let files = expand(files);
+    let (mut tokens, mut violations, mut accepted, mut diffs) = (0u64, 0u64, 0usize, 0u64);
+    let (mut calls, mut calls_other) = (0u64, 0u64);
+    let words = store.mask_words();
+    let (mut m1, mut m2) = (vec![0u32; words], vec![0u32; words]);
+    for f in &files {
+        let text = read(f)?;
+        let Ok(s) = String::from_utf8(text) else {
+            println!("{}: skipped (not UTF-8)", f.display());
+            continue;
+        };
+        let enc = tok.encode(s.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
+        let ids = enc.get_ids();
+        let mut m = Matcher::new(store.clone());
+        let mut mo = other.as_ref().map(|o| Matcher::new(o.clone()));
+        let mut file_viol = None;
+        let mut file_diff = 0u64;
+        for (i, &id) in ids.iter().enumerate() {
+            m.fill_mask(&mut m1)?;
+            if let Some(mo) = &mut mo {
+                mo.fill_mask(&mut m2)?;
+                if m1 != m2 {
+                    file_diff += 1;
+                }
+            }
+            tokens += 1;
+            if m1[(id >> 5) as usize] >> (id & 31) & 1 == 0 {
+                file_viol = Some(format!("token #{i} (id {id}, {:?}) not in mask", String::from_utf8_lossy(store.vocab().token_bytes(grammask::ids::TokenId(id)))));
+                violations += 1;
+                break;
+            }
+            if let Err(e) = m.commit_token(id) {
+                file_viol = Some(format!("token #{i} (id {id}) in mask but refused: {e}"));
+                violations += 1;
+                break;
+            }
+            if let Some(mo) = &mut mo {
+                mo.commit_token(id)?;
+            }
+        }
+        let mut eos_ok = false;
+        if file_viol.is_none() {
+            m.fill_mask(&mut m1)?;
+            if let Some(mo) = &mut mo {
+                mo.fill_mask(&mut m2)?;
+                if m1 != m2 {
+                    file_diff += 1;
+                }
+            }
+            eos_ok = store.vocab().eos_ids().iter().all(|t| m1[t.index() >> 5] >> (t.0 & 31) & 1 == 1) && m.is_accepting();
+            if !eos_ok {
+                file_viol = Some("EOS not allowed at the end".into());
+                violations += 1;
+            }
+        }
+        calls += m.parser_calls();
+        calls_other += mo.as_ref().map_or(0, |m| m.parser_calls());
+        diffs += file_diff;
+        accepted += (eos_ok && file_viol.is_none()) as usize;
+        if json {
+            println!("{}", serde_json::json!({"file": f, "tokens": ids.len(), "ok": file_viol.is_none(), "error": file_viol, "mask_diffs": file_diff}));
+        } else if file_viol.is_some() || file_diff > 0 || !quiet {
+            println!("{}: {} tokens, {}{}", f.display(), ids.len(), file_viol.as_deref().unwrap_or("ok"),
+                if other.is_some() { format!(", {file_diff} mask differences") } else { String::new() });
+        }
+    }
+    let per_tok = calls as f64 / tokens.max(1) as f64;
+    if json {
+        println!("{}", serde_json::json!({"summary": {"tokens": tokens, "violations": violations, "accepted": accepted, "files": files.len(), "mask_diffs": diffs, "parser_calls_per_token": per_tok, "compare_parser_calls_per_token": calls_other as f64 / tokens.max(1) as f64}}));
+    } else {
+        if other.is_some() {
+            println!("masks compared at {} positions: {diffs} differences; parser calls/token {:.2} vs {:.2}", tokens + files.len() as u64, per_tok, calls_other as f64 / tokens.max(1) as f64);
+        } else {
+            println!("parser calls/token {per_tok:.2}");
+        }
+        println!("{tokens} tokens, {violations} violations, {accepted}/{} files accepted", files.len());
+    }
+    Ok(violations == 0 && diffs == 0)
+}
+
+/// splitmix64: a small, well-known PRNG (reproducible across platforms).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_generate(
+    store: &Path,
+    tokenizer: Option<&Path>,
+    count: usize,
+    seed: u64,
+    max_tokens: usize,
+    eos_bias: f64,
+    out_dir: &Path,
+    json: bool,
+) -> Result<bool> {
+    let store = Rc::new(load_store(store)?);
+    if let Some(t) = tokenizer {
+        tokenizer_for(&store, t)?;
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out_dir.display())))?;
+    let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
+    let mut rng = Rng(seed);
+    let mut mask = vec![0u32; store.mask_words()];
+    let (mut completed, mut total_tokens, mut attempts) = (0usize, 0usize, 0usize);
+    let mut allowed: Vec<u32> = Vec::new();
+    while completed < count && attempts < count * 5 {
+        attempts += 1;
+        let mut m = Matcher::new(store.clone());
+        let mut text = Vec::new();
+        let mut n = 0;
+        let mut done = false;
+        while n < max_tokens {
+            m.fill_mask(&mut mask)?;
+            allowed.clear();
+            for (w, &bits) in mask.iter().enumerate() {
+                let mut b = bits;
+                while b != 0 {
+                    allowed.push(w as u32 * 32 + b.trailing_zeros());
+                    b &= b - 1;
+                }
+            }
+            let eos_ok = m.is_accepting();
+            let pick = if eos_ok && (rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t))) {
+                eos[0]
+            } else {
+                let cands: Vec<u32> = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
+                if cands.is_empty() {
+                    break;
+                }
+                cands[rng.below(cands.len() as u64) as usize]
+            };
+            m.commit_token(pick)?;
+            n += 1;
+            if eos.contains(&pick) {
+                done = true;
+                break;
+            }
+            text.extend_from_slice(store.vocab().token_bytes(grammask::ids::TokenId(pick)));
+        }
+        if done {
+            let path = out_dir.join(format!("sample_{completed:04}.txt"));
+            std::fs::write(&path, &text).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+            completed += 1;
+            total_tokens += n;
+            if json {
+                println!("{}", serde_json::json!({"file": path, "tokens": n}));
+            }
+        }
+    }
+    let mean = total_tokens as f64 / completed.max(1) as f64;
+    if json {
+        println!("{}", serde_json::json!({"summary": {"completed": completed, "attempts": attempts, "mean_tokens": mean}}));
+    } else {
+        println!("{completed} completed samples of {attempts} attempts, mean {mean:.1} tokens, written to {}", out_dir.display());
+    }
+    Ok(completed == count)
+}
+
+fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
+    let bytes = read(store)?;
+    let t = Instant::now();
+    let s = MaskStore::from_bytes(&bytes)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let m = Matcher::new(Rc::new(s));
+    let _ = m.compute_mask();
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let s = m.store();
+    // Entries per lexer position (the paper's Figure 6, as a table).
+    let mut per_q: Vec<usize> = (0..s.n_positions() as u32).map(|q| s.entries(q).len()).collect();
+    per_q.sort_unstable();
+    let pct = |p: f64| per_q.get(((per_q.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0);
+    let dist: Vec<(String, usize)> =
+        [0.5, 0.75, 0.9, 0.99, 1.0].iter().map(|&p| (format!("p{}", (p * 100.0) as u32), pct(p))).collect();
+    let v = serde_json::json!({
+        "bytes": bytes.len(),
+        "vocab_size": s.vocab().len(),
+        "eos": s.vocab().eos_ids().iter().map(|t| t.0).collect::<Vec<_>>(),
+        "terminals": s.grammar().n_terminals,
+        "lexer_states": s.lexer().n_states(),
+        "lr_states": s.grammar().tables.n_states(),
+        "positions": s.n_positions(),
+        "entries": s.n_entries(),
+        "always_sets": s.n_always(),
+        "token_sets": s.sets().len(),
+        "set_pool_words": s.sets().data.len(),
+        "steps": s.info().step_counts,
+        "entries_per_position": dist,
+        "load_ms": load_ms,
+        "first_mask_ms": first_ms,
+    });
+    if json {
+        println!("{v}");
+    } else {
+        println!("blob: {} bytes; vocabulary {} tokens, EOS {:?}", bytes.len(), s.vocab().len(), v["eos"]);
+        println!("grammar: {} terminals, {} LR states; lexer: {} states", v["terminals"], v["lr_states"], v["lexer_states"]);
+        println!("positions {}, checked entries {}, always-allowed sets {}, distinct token sets {}", s.n_positions(), s.n_entries(), s.n_always(), s.sets().len());
+        println!("entries by step:");
+        for (name, n) in &s.info().step_counts {
+            println!("  {name:<24} {n}");
+        }
+        println!("checked entries per lexer position:");
+        for (p, n) in &dist {
+            println!("  {p:<5} {n}");
+        }
+        println!("load {load_ms:.2} ms, first mask {first_ms:.2} ms");
+    }
+    Ok(true)
+}

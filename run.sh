@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The main job on the embedded defaults: compile grammars/python.lark and
+# grammars/json.lark for the Llama-3 tokenizer, show their stats, and replay a
+# few real files through the masks.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+cargo build --release --bin grammask
+G=target/release/grammask
+mkdir -p out
+for g in json python; do
+  [ -f "out/$g-llama3.gmask" ] || $G compile --grammar "grammars/$g.lark" --tokenizer models/llama3/tokenizer.json -o "out/$g-llama3.gmask"
+  $G stats --store "out/$g-llama3.gmask"
+done
+PYLIB="$(python3 -c 'import sysconfig;print(sysconfig.get_paths()["stdlib"])')"
+$G check --quiet --store out/python-llama3.gmask --tokenizer models/llama3/tokenizer.json \
+  "$PYLIB/json/__init__.py" "$PYLIB/textwrap.py" "$PYLIB/dataclasses.py"
+$G check --quiet --store out/json-llama3.gmask --tokenizer models/llama3/tokenizer.json grammars/cases/*.json

@@ -1,0 +1,341 @@
+//! The Matcher: per generated sequence, the allowed-token mask and token commits.
+//!
+//! State: the incremental parser (everything consumed so far) plus a small set of
+//! live *configurations* `(q, P)`: a lexer position `q = (L, X)` (see
+//! [`crate::store::walk`]) and the lexer-level symbols `P` that this
+//! configuration has produced but the parser has not consumed yet (only the
+//! prefix common to all configurations is consumed). Several configurations
+//! live at once while the lexer cannot yet decide, e.g. whether `return` is a
+//! keyword or the start of `returned`.
+//!
+//! Mask (paper, "CFG-constrained decoding"): for every configuration and every
+//! store entry `S` of its position, `mask |= store[q][S]` if the parser accepts
+//! `P ++ S`; `always[q]` needs no check. EOS is allowed iff some configuration
+//! can end its lexeme here and the parser accepts end of input after it.
+//!
+//! Memory stays bounded over long generations: consumed symbols leave the
+//! configurations, the parser stack only holds open constructs, and the
+//! rollback history keeps at most `max_history` states.
+
+use crate::error::Result;
+use crate::ids::TokenId;
+use crate::parser::indent::{IncParser, Sym};
+use crate::store::walk::{self, NO_TARGET};
+use crate::store::{MaskStore, QId};
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Config {
+    q: QId,
+    pending: Vec<Sym>,
+}
+
+#[derive(Clone)]
+struct State {
+    parser: IncParser,
+    configs: Vec<Config>,
+    stopped: bool,
+}
+
+/// Options for [`Matcher::with_options`].
+#[derive(Clone, Debug)]
+pub struct MatcherOptions {
+    /// How many committed tokens [`Matcher::rollback`] can undo (default 64).
+    pub max_rollback: usize,
+}
+
+impl Default for MatcherOptions {
+    fn default() -> Self {
+        MatcherOptions { max_rollback: 64 }
+    }
+}
+
+/// Per-sequence matcher over a shared [`MaskStore`].
+pub struct Matcher {
+    store: Rc<MaskStore>,
+    state: State,
+    history: VecDeque<State>,
+    max_history: usize,
+    parser_calls: Cell<u64>,
+}
+
+impl Matcher {
+    pub fn new(store: Rc<MaskStore>) -> Self {
+        Self::with_options(store, MatcherOptions::default())
+    }
+
+    pub fn with_options(store: Rc<MaskStore>, opts: MatcherOptions) -> Self {
+        let state = Self::initial(&store);
+        Matcher { store, state, history: VecDeque::new(), max_history: opts.max_rollback, parser_calls: Cell::new(0) }
+    }
+
+    fn initial(store: &MaskStore) -> State {
+        let q = store.q_of(store.lexer.start().0, NO_TARGET).expect("store has a start position");
+        State { parser: IncParser::new(&store.grammar), configs: vec![Config { q, pending: Vec::new() }], stopped: false }
+    }
+
+    pub fn store(&self) -> &Rc<MaskStore> {
+        &self.store
+    }
+
+    /// Mask length in u32 words.
+    pub fn mask_words(&self) -> usize {
+        self.store.mask_words()
+    }
+
+    /// Total incremental-parser calls made by mask computations so far.
+    pub fn parser_calls(&self) -> u64 {
+        self.parser_calls.get()
+    }
+
+    /// Write the allowed-token mask into `out[..mask_words()]`; words past that
+    /// (padding to a model's logits width) are zeroed too.
+    pub fn fill_mask(&self, out: &mut [u32]) -> Result<()> {
+        let words = self.mask_words();
+        if out.len() < words {
+            return Err(crate::err!(InvalidState, "mask buffer has {} words, needs {}", out.len(), words));
+        }
+        self.fill_from(&self.state, out);
+        Ok(())
+    }
+
+    fn fill_from(&self, state: &State, out: &mut [u32]) {
+        out.fill(0);
+        if state.stopped {
+            return;
+        }
+        let st = &*self.store;
+        let g = &st.grammar;
+        let mut calls = 0u64;
+        for c in &state.configs {
+            if let Some(s) = st.always(c.q) {
+                st.sets.or_into(s, out);
+            }
+            for e in st.entries(c.q) {
+                calls += 1;
+                if state.parser.accepts2(g, &c.pending, st.entry_seq(e)) {
+                    st.sets.or_into(st.entry_set(e), out);
+                }
+            }
+        }
+        if self.can_end(state) {
+            for &t in st.vocab.eos_ids() {
+                out[t.index() >> 5] |= 1 << (t.0 & 31);
+            }
+        }
+        self.parser_calls.set(self.parser_calls.get() + calls);
+    }
+
+    /// The allowed-token mask as a new vector.
+    pub fn compute_mask(&self) -> Vec<u32> {
+        let mut m = vec![0u32; self.mask_words()];
+        self.fill_mask(&mut m).expect("buffer has the right size");
+        m
+    }
+
+    /// Can the text end here (EOS allowed)?
+    pub fn is_accepting(&self) -> bool {
+        !self.state.stopped && self.can_end(&self.state)
+    }
+
+    /// True once EOS was committed.
+    pub fn is_stopped(&self) -> bool {
+        self.state.stopped
+    }
+
+    fn can_end(&self, state: &State) -> bool {
+        let st = &*self.store;
+        state.configs.iter().any(|c| {
+            let (l, x) = st.q_parts(c.q);
+            let lexeme_ends = if x == NO_TARGET { true } else { walk::can_end(&st.lexer, l, x) };
+            lexeme_ends && state.parser.accepts_eof(&st.grammar, &c.pending)
+        })
+    }
+
+    /// Is token `id` allowed now? (Same answer as the mask, computed directly.)
+    pub fn is_allowed(&self, id: u32) -> bool {
+        self.advance(&self.state, id).is_ok()
+    }
+
+    /// Commit one token. A token outside the mask is refused with an error and
+    /// the state is left unchanged.
+    pub fn commit_token(&mut self, id: u32) -> Result<()> {
+        let next = self.advance(&self.state, id)?;
+        self.push_state(next);
+        Ok(())
+    }
+
+    fn push_state(&mut self, next: State) {
+        let prev = std::mem::replace(&mut self.state, next);
+        if self.max_history > 0 {
+            if self.history.len() == self.max_history {
+                self.history.pop_front();
+            }
+            self.history.push_back(prev);
+        }
+    }
+
+    /// Commit several tokens; if one is refused, nothing is committed.
+    pub fn commit_tokens(&mut self, ids: &[u32]) -> Result<()> {
+        let mut states = Vec::with_capacity(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            let from = states.last().unwrap_or(&self.state);
+            match self.advance(from, id) {
+                Ok(s) => states.push(s),
+                Err(e) => return Err(crate::Error::new(e.kind(), format!("token #{i} of {}: {}", ids.len(), e.message()))),
+            }
+        }
+        for s in states {
+            self.push_state(s);
+        }
+        Ok(())
+    }
+
+    /// Undo the last `n` committed tokens.
+    pub fn rollback(&mut self, n: usize) -> Result<()> {
+        if n > self.history.len() {
+            return Err(crate::err!(
+                InvalidState,
+                "cannot roll back {n} tokens: only {} are kept (max_rollback = {})",
+                self.history.len(),
+                self.max_history
+            ));
+        }
+        for _ in 0..n {
+            self.state = self.history.pop_back().expect("checked length");
+        }
+        Ok(())
+    }
+
+    /// Back to the start; clears the rollback history.
+    pub fn reset(&mut self) {
+        self.state = Self::initial(&self.store);
+        self.history.clear();
+    }
+
+    /// The longest token sequence that is the only possibility from here (at
+    /// most `limit` tokens). Does not change the matcher.
+    pub fn forced_tokens(&self, limit: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut st = self.state.clone();
+        let mut mask = vec![0u32; self.mask_words()];
+        while out.len() < limit && !st.stopped {
+            self.fill_from(&st, &mut mask);
+            let mut only = None;
+            let mut count = 0u32;
+            for (w, &bits) in mask.iter().enumerate() {
+                if bits != 0 {
+                    count += bits.count_ones();
+                    if count > 1 {
+                        break;
+                    }
+                    only = Some((w as u32) * 32 + bits.trailing_zeros());
+                }
+            }
+            let Some(t) = only.filter(|_| count == 1) else { break };
+            match self.advance(&st, t) {
+                Ok(next) => {
+                    out.push(t);
+                    st = next;
+                }
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
+    /// Compute the state after token `id`, without changing `self`.
+    fn advance(&self, from: &State, id: u32) -> Result<State> {
+        let st = &*self.store;
+        if from.stopped {
+            return Err(crate::err!(InvalidState, "the matcher is stopped (EOS was committed); reset() or rollback() first"));
+        }
+        let vocab = &st.vocab;
+        if id as usize >= vocab.len() {
+            return Err(crate::err!(InvalidToken, "token id {id} is out of range (vocabulary size {})", vocab.len()));
+        }
+        if vocab.eos_ids().contains(&TokenId(id)) {
+            if self.can_end(from) {
+                let mut s = from.clone();
+                s.stopped = true;
+                return Ok(s);
+            }
+            return Err(crate::err!(InvalidToken, "EOS token {id} is not allowed here: the text is not a complete sentence of the grammar"));
+        }
+        let bytes = vocab.token_bytes(TokenId(id));
+        if vocab.is_special(TokenId(id)) || bytes.is_empty() {
+            return Err(crate::err!(InvalidToken, "token {id} is a special token and is never allowed by a grammar"));
+        }
+        let cx = walk::StepCtx::of(st);
+        // Walk the token's bytes from every configuration.
+        let mut cur: Vec<(u32, u32, Vec<Sym>, usize)> = Vec::new();
+        for (ci, c) in from.configs.iter().enumerate() {
+            let (l, x) = st.q_parts(c.q);
+            cur.push((l, x, Vec::new(), ci));
+        }
+        let mut next = Vec::new();
+        for &b in bytes {
+            next.clear();
+            for (l, x, ext, ci) in &cur {
+                walk::step(cx, *l, *x, b, &mut |l2, z, syms| {
+                    let mut e = ext.clone();
+                    e.extend_from_slice(syms);
+                    let item = (l2, z, e, *ci);
+                    if !next.contains(&item) {
+                        next.push(item);
+                    }
+                });
+            }
+            std::mem::swap(&mut cur, &mut next);
+            if cur.is_empty() {
+                break;
+            }
+        }
+        let mut configs: Vec<Config> = Vec::new();
+        for (l, z, ext, ci) in cur {
+            let Some(q) = st.q_of(l, z) else { continue };
+            let mut pending = from.configs[ci].pending.clone();
+            pending.extend_from_slice(&ext);
+            let c = Config { q, pending };
+            if configs.contains(&c) {
+                continue;
+            }
+            if from.parser.accepts(&st.grammar, &c.pending) {
+                configs.push(c);
+            }
+        }
+        if configs.is_empty() {
+            return Err(crate::err!(
+                InvalidToken,
+                "token {id} ({:?}) is not allowed here",
+                String::from_utf8_lossy(bytes)
+            ));
+        }
+        // Consume the prefix common to all configurations.
+        let k = common_prefix(&configs);
+        let mut parser = from.parser.clone();
+        if k > 0 {
+            parser.consume(&st.grammar, &configs[0].pending[..k])?;
+            for c in &mut configs {
+                c.pending.drain(..k);
+            }
+        }
+        Ok(State { parser, configs, stopped: false })
+    }
+
+    /// Number of live configurations (for stats and tests).
+    pub fn n_configs(&self) -> usize {
+        self.state.configs.len()
+    }
+}
+
+fn common_prefix(cs: &[Config]) -> usize {
+    let first = &cs[0].pending;
+    let mut k = first.len();
+    for c in &cs[1..] {
+        k = k.min(c.pending.iter().zip(first).take_while(|(a, b)| a == b).count());
+    }
+    k
+}

@@ -1,0 +1,524 @@
+//! The incremental parser over *lexer-level* symbols: the LALR(1) parser plus
+//! Python's off-side rule (`%indent NL INDENT DEDENT`).
+//!
+//! ## Lexer-level alphabet
+//! The matcher and the mask store speak in lexer-level symbols ([`Sym`], u32):
+//! - `0..n` — the grammar's terminals (`n = cfg.terminals.len()`); a terminal is
+//!   *announced* when its lexeme starts;
+//! - `n` — `$END` (only used by [`IncParser::accepts_eof`]);
+//! - `n+1..=n+4` — indentation **events**, emitted for the bytes of a lexeme
+//!   whose terminal is the `%indent` newline terminal: [`Events::nl`] for `\n`,
+//!   [`Events::sp`] for a space, [`Events::tab`] for a tab, [`Events::ff`] for a
+//!   form feed. All other bytes emit nothing.
+//!
+//! ## Off-side rule (CPython's tokenizer, on top of the lexer)
+//! - A newline terminal inside `()`, `[]` or `{}` (bracket depth > 0) is dropped,
+//!   and so are its events.
+//! - At depth 0 it feeds the grammar's newline terminal to the LR parser (once per
+//!   run of blank lines) and starts measuring the next line's indentation from its
+//!   events: `\n` and form feed reset the column, a space adds 1, a tab moves to the
+//!   next multiple of 8. CPython's tab-consistency check is kept: a second column is
+//!   measured with tabs of width 1, and both must order the same way against the
+//!   stack, or the input is rejected (TabError).
+//! - When the next real terminal arrives, its column is compared with the
+//!   indentation stack: deeper → INDENT; shallower → one DEDENT per popped level,
+//!   and the column must then equal the new top (else: inconsistent dedent, rejected).
+//! - End of input: a newline is synthesized if the last line has content, then one
+//!   DEDENT per open block, then `$END`.
+//! - Known leniency: indentation of the very first line is not checked (Python
+//!   rejects a file whose first statement is indented).
+//!
+//! Without `%indent`, events never occur and this is a thin wrapper over [`LrParser`].
+
+use super::{LrParser, LrTables};
+use crate::error::Result;
+use crate::grammar::IndentConfig;
+use crate::ids::TerminalId;
+use std::rc::Rc;
+
+/// A lexer-level symbol: a terminal id, `$END`, or an indentation event.
+pub type Sym = u32;
+
+/// The ids of the four indentation events for a grammar with `n` terminals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Events {
+    n: u32,
+}
+
+impl Events {
+    pub fn new(n_terminals: u32) -> Self {
+        Events { n: n_terminals }
+    }
+    pub fn nl(self) -> Sym {
+        self.n + 1
+    }
+    pub fn sp(self) -> Sym {
+        self.n + 2
+    }
+    pub fn tab(self) -> Sym {
+        self.n + 3
+    }
+    pub fn ff(self) -> Sym {
+        self.n + 4
+    }
+    pub fn is_event(self, s: Sym) -> bool {
+        s > self.n && s <= self.n + 4
+    }
+    /// The event for byte `b` inside a newline lexeme, if any.
+    pub fn for_byte(self, b: u8) -> Option<Sym> {
+        match b {
+            b'\n' => Some(self.nl()),
+            b' ' => Some(self.sp()),
+            b'\t' => Some(self.tab()),
+            0x0c => Some(self.ff()),
+            _ => None,
+        }
+    }
+    /// Total size of the lexer-level alphabet.
+    pub fn alphabet_size(self) -> u32 {
+        self.n + 5
+    }
+}
+
+/// The runtime form of [`IndentConfig`] (terminal ids as u32 plus bracket flags).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndentRules {
+    pub newline: u32,
+    pub indent: u32,
+    pub dedent: u32,
+    /// Per terminal: +1 for an opening bracket, -1 for a closing one, 0 otherwise.
+    pub bracket: Vec<i8>,
+}
+
+impl IndentRules {
+    pub fn from_config(c: &IndentConfig, n_terminals: usize) -> Self {
+        let mut bracket = vec![0i8; n_terminals];
+        for t in &c.open {
+            bracket[t.index()] = 1;
+        }
+        for t in &c.close {
+            bracket[t.index()] = -1;
+        }
+        IndentRules { newline: c.newline.0, indent: c.indent.0, dedent: c.dedent.0, bracket }
+    }
+}
+
+/// Everything the incremental parser needs that does not change while parsing.
+#[derive(Clone, Debug)]
+pub struct Grammar {
+    pub tables: LrTables,
+    pub indent: Option<IndentRules>,
+    pub events: Events,
+    pub n_terminals: u32,
+}
+
+impl Grammar {
+    pub fn new(tables: LrTables, indent: Option<IndentRules>, n_terminals: u32) -> Self {
+        Grammar { tables, indent, events: Events::new(n_terminals), n_terminals }
+    }
+}
+
+/// Indentation state. Small and `Copy`-cheap except the stack, which is shared
+/// (`Rc`) and copied on write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct IndentState {
+    /// Indentation stack: pairs (column, column with tab width 1); bottom is (0, 0).
+    stack: Rc<Vec<(u32, u32)>>,
+    depth: u32,
+    /// A newline was fed at depth 0 and the next line's indentation is pending.
+    pending: bool,
+    col: u32,
+    alt: u32,
+    /// Some real terminal was fed since the last newline (for the EOF newline).
+    content: bool,
+}
+
+impl Default for IndentState {
+    fn default() -> Self {
+        IndentState { stack: Rc::new(vec![(0, 0)]), depth: 0, pending: false, col: 0, alt: 0, content: false }
+    }
+}
+
+/// The incremental parser (LR + off-side rule). `Clone` is O(1).
+#[derive(Clone)]
+pub struct IncParser {
+    lr: LrParser,
+    ind: IndentState,
+}
+
+/// What an indentation step asks the LR parser to do before the terminal.
+enum Layout {
+    /// Drop the symbol (an event, or a newline inside brackets).
+    Skip,
+    /// Feed `dedents` DEDENTs (or one INDENT if `indent`), then the terminal (if `feed`).
+    Feed { indent: bool, dedents: u32, feed: bool },
+}
+
+impl IncParser {
+    pub fn new(g: &Grammar) -> Self {
+        IncParser { lr: LrParser::new(&g.tables), ind: IndentState::default() }
+    }
+
+    pub fn lr(&self) -> &LrParser {
+        &self.lr
+    }
+
+    /// Would `syms` be accepted as a continuation (a viable prefix)? No mutation.
+    pub fn accepts(&self, g: &Grammar, syms: &[Sym]) -> bool {
+        self.accepts2(g, &[], syms)
+    }
+
+    /// `accepts(a ++ b)` without concatenating.
+    pub fn accepts2(&self, g: &Grammar, a: &[Sym], b: &[Sym]) -> bool {
+        let Some(rules) = &g.indent else {
+            // Fast path: no indentation, so every symbol is a terminal.
+            return self.lr.accepts_prefix_then(&g.tables, as_terms(a), as_terms(b));
+        };
+        let mut sim = Sim::new(self, g);
+        for &s in a.iter().chain(b) {
+            if !sim.push(g, rules, s) {
+                return false;
+            }
+        }
+        sim.flush(g)
+    }
+
+    /// Can the input end after `syms`?
+    pub fn accepts_eof(&self, g: &Grammar, syms: &[Sym]) -> bool {
+        let mut sim = Sim::new(self, g);
+        if let Some(rules) = &g.indent {
+            for &s in syms {
+                if !sim.push(g, rules, s) {
+                    return false;
+                }
+            }
+            sim.eof(g, rules)
+        } else {
+            for &s in syms {
+                sim.terms.push(TerminalId(s));
+            }
+            sim.terms.push(g.tables.eof());
+            sim.flush(g)
+        }
+    }
+
+    /// Consume `syms`. On error the parser is unchanged.
+    pub fn consume(&mut self, g: &Grammar, syms: &[Sym]) -> Result<()> {
+        let Some(rules) = &g.indent else {
+            return self.lr.consume(&g.tables, as_terms(syms));
+        };
+        let mut next = self.clone();
+        let mut terms: Vec<TerminalId> = Vec::with_capacity(syms.len() + 4);
+        for &s in syms {
+            terms.clear();
+            match next.ind.layout(rules, g.events, s, &mut |_| true) {
+                Some(Layout::Skip) => continue,
+                Some(Layout::Feed { indent, dedents, feed }) => {
+                    if indent {
+                        terms.push(TerminalId(rules.indent));
+                    }
+                    terms.extend(std::iter::repeat(TerminalId(rules.dedent)).take(dedents as usize));
+                    if feed {
+                        terms.push(TerminalId(s));
+                    }
+                }
+                None => {
+                    return Err(crate::err!(Parse, "inconsistent indentation before {}", sym_label(g, s)));
+                }
+            }
+            next.lr.consume(&g.tables, &terms)?;
+            next.ind.commit(rules, s, indent_delta(&terms, rules));
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// Terminals (grammar ids) that could be announced next, ignoring indentation
+    /// subtleties: used for error messages.
+    pub fn expected(&self, g: &Grammar) -> Vec<TerminalId> {
+        (0..g.n_terminals).map(TerminalId).filter(|&t| self.accepts(g, &[t.0])).collect()
+    }
+}
+
+fn as_terms(s: &[Sym]) -> &[TerminalId] {
+    // SAFETY: TerminalId is #[repr(transparent)] over u32.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const TerminalId, s.len()) }
+}
+
+fn sym_label(g: &Grammar, s: Sym) -> String {
+    format!("symbol {s} (of {})", g.n_terminals)
+}
+
+/// How the stack changes for a fed sequence: number of INDENTs (0/1) and DEDENTs.
+fn indent_delta(terms: &[TerminalId], r: &IndentRules) -> (u32, u32) {
+    let ind = terms.iter().filter(|t| t.0 == r.indent).count() as u32;
+    let ded = terms.iter().filter(|t| t.0 == r.dedent).count() as u32;
+    (ind, ded)
+}
+
+impl IndentState {
+    /// Decide what symbol `s` means for the layout, without mutating.
+    /// `stack_at(i)` is unused here (the whole stack is available); returns None
+    /// on an indentation error.
+    fn layout(&self, r: &IndentRules, ev: Events, s: Sym, _f: &mut dyn FnMut(u32) -> bool) -> Option<Layout> {
+        layout_of(r, ev, s, self.depth, self.pending, self.col, self.alt, self.stack.len(), |i| self.stack[i])
+    }
+
+    fn commit(&mut self, r: &IndentRules, s: Sym, (indents, dedents): (u32, u32)) {
+        let ev = Events::new(r.bracket.len() as u32);
+        if ev.is_event(s) {
+            if self.depth == 0 && self.pending {
+                (self.col, self.alt) = step_col(ev, s, self.col, self.alt);
+            }
+            return;
+        }
+        if s == r.newline {
+            if self.depth == 0 {
+                self.pending = true;
+                self.col = 0;
+                self.alt = 0;
+                self.content = false;
+            }
+            return;
+        }
+        if self.pending {
+            let st = Rc::make_mut(&mut self.stack);
+            for _ in 0..dedents {
+                st.pop();
+            }
+            if indents > 0 {
+                st.push((self.col, self.alt));
+            }
+            self.pending = false;
+        }
+        self.content = true;
+        if let Some(&d) = r.bracket.get(s as usize) {
+            if d > 0 {
+                self.depth += 1;
+            } else if d < 0 {
+                self.depth = self.depth.saturating_sub(1);
+            }
+        }
+    }
+}
+
+fn step_col(ev: Events, s: Sym, col: u32, alt: u32) -> (u32, u32) {
+    if s == ev.nl() || s == ev.ff() {
+        (0, 0)
+    } else if s == ev.sp() {
+        (col.saturating_add(1), alt.saturating_add(1))
+    } else {
+        ((col / 8 + 1).saturating_mul(8), alt.saturating_add(1))
+    }
+}
+
+/// The core decision, shared by the mutating and the simulated paths.
+#[allow(clippy::too_many_arguments)]
+fn layout_of(
+    r: &IndentRules,
+    ev: Events,
+    s: Sym,
+    depth: u32,
+    pending: bool,
+    col: u32,
+    alt: u32,
+    stack_len: usize,
+    stack: impl Fn(usize) -> (u32, u32),
+) -> Option<Layout> {
+    if ev.is_event(s) {
+        return Some(Layout::Skip);
+    }
+    if s == r.newline {
+        if depth > 0 {
+            return Some(Layout::Skip);
+        }
+        // A run of blank lines feeds only one newline.
+        return Some(Layout::Feed { indent: false, dedents: 0, feed: !pending });
+    }
+    if !pending {
+        return Some(Layout::Feed { indent: false, dedents: 0, feed: true });
+    }
+    let (top, top_alt) = stack(stack_len - 1);
+    if col > top {
+        if alt <= top_alt {
+            return None; // TabError
+        }
+        return Some(Layout::Feed { indent: true, dedents: 0, feed: true });
+    }
+    if col == top {
+        if alt != top_alt {
+            return None;
+        }
+        return Some(Layout::Feed { indent: false, dedents: 0, feed: true });
+    }
+    let mut i = stack_len - 1;
+    let mut dedents = 0;
+    while i > 0 && stack(i).0 > col {
+        i -= 1;
+        dedents += 1;
+    }
+    let (c, a) = stack(i);
+    if c != col || a != alt {
+        return None;
+    }
+    Some(Layout::Feed { indent: false, dedents, feed: true })
+}
+
+/// A non-mutating simulation: LR symbols are batched into `terms` and checked
+/// with one `accepts` call; the indentation state is simulated with a virtual
+/// stack (a prefix of the real one plus a few pushed levels).
+struct Sim<'a> {
+    base: &'a IncParser,
+    terms: smallvec::SmallVec,
+    depth: u32,
+    pending: bool,
+    col: u32,
+    alt: u32,
+    /// Virtual stack = base.stack[..keep] ++ pushed.
+    keep: usize,
+    pushed: [(u32, u32); 8],
+    n_pushed: usize,
+    content: bool,
+    overflow: bool,
+}
+
+impl<'a> Sim<'a> {
+    fn new(base: &'a IncParser, _g: &Grammar) -> Self {
+        let i = &base.ind;
+        Sim {
+            base,
+            terms: smallvec::SmallVec::new(),
+            depth: i.depth,
+            pending: i.pending,
+            col: i.col,
+            alt: i.alt,
+            keep: i.stack.len(),
+            pushed: [(0, 0); 8],
+            n_pushed: 0,
+            content: i.content,
+            overflow: false,
+        }
+    }
+
+    fn stack_len(&self) -> usize {
+        self.keep + self.n_pushed
+    }
+
+    fn stack_at(&self, i: usize) -> (u32, u32) {
+        if i < self.keep {
+            self.base.ind.stack[i]
+        } else {
+            self.pushed[i - self.keep]
+        }
+    }
+
+    /// Returns false on an indentation error.
+    fn push(&mut self, g: &Grammar, r: &IndentRules, s: Sym) -> bool {
+        let ev = g.events;
+        let lay = {
+            let this = &*self;
+            layout_of(r, ev, s, this.depth, this.pending, this.col, this.alt, this.stack_len(), |i| this.stack_at(i))
+        };
+        match lay {
+            None => false,
+            Some(Layout::Skip) => {
+                if ev.is_event(s) && self.depth == 0 && self.pending {
+                    (self.col, self.alt) = step_col(ev, s, self.col, self.alt);
+                }
+                true
+            }
+            Some(Layout::Feed { indent, dedents, feed }) => {
+                if s == r.newline {
+                    if feed {
+                        self.terms.push(TerminalId(s));
+                    }
+                    self.pending = true;
+                    self.col = 0;
+                    self.alt = 0;
+                    self.content = false;
+                    return true;
+                }
+                if self.pending {
+                    for _ in 0..dedents {
+                        self.terms.push(TerminalId(r.dedent));
+                        if self.n_pushed > 0 {
+                            self.n_pushed -= 1;
+                        } else {
+                            self.keep -= 1;
+                        }
+                    }
+                    if indent {
+                        self.terms.push(TerminalId(r.indent));
+                        if self.n_pushed == self.pushed.len() {
+                            self.overflow = true;
+                        } else {
+                            self.pushed[self.n_pushed] = (self.col, self.alt);
+                            self.n_pushed += 1;
+                        }
+                    }
+                    self.pending = false;
+                }
+                let _ = feed;
+                self.terms.push(TerminalId(s));
+                self.content = true;
+                if let Some(&d) = r.bracket.get(s as usize) {
+                    if d > 0 {
+                        self.depth += 1;
+                    } else if d < 0 {
+                        self.depth = self.depth.saturating_sub(1);
+                    }
+                }
+                !self.overflow
+            }
+        }
+    }
+
+    fn eof(mut self, g: &Grammar, r: &IndentRules) -> bool {
+        if self.content && !self.pending {
+            self.terms.push(TerminalId(r.newline));
+        }
+        for _ in 1..self.stack_len() {
+            self.terms.push(TerminalId(r.dedent));
+        }
+        self.terms.push(g.tables.eof());
+        self.flush(g)
+    }
+
+    fn flush(&self, g: &Grammar) -> bool {
+        self.base.lr.accepts(&g.tables, self.terms.as_slice())
+    }
+}
+
+/// A tiny inline vector (no dependency): 32 inline terminals, then the heap.
+mod smallvec {
+    use crate::ids::TerminalId;
+    pub struct SmallVec {
+        inline: [TerminalId; 32],
+        len: usize,
+        heap: Vec<TerminalId>,
+    }
+    impl SmallVec {
+        pub fn new() -> Self {
+            SmallVec { inline: [TerminalId(0); 32], len: 0, heap: Vec::new() }
+        }
+        #[inline]
+        pub fn push(&mut self, t: TerminalId) {
+            if self.heap.is_empty() && self.len < 32 {
+                self.inline[self.len] = t;
+                self.len += 1;
+            } else {
+                if self.heap.is_empty() {
+                    self.heap.extend_from_slice(&self.inline[..self.len]);
+                }
+                self.heap.push(t);
+            }
+        }
+        pub fn as_slice(&self) -> &[TerminalId] {
+            if self.heap.is_empty() {
+                &self.inline[..self.len]
+            } else {
+                &self.heap
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The mask store: for every lexer position `q = (L, X)` (see [`walk`]), the
+//! tokens that can be lexed from `q`, grouped by the lexer-level symbol
+//! sequence `S` they produce:
+//!
+//! ```text
+//! mask_store[q][S] = { token t | walking t's bytes from q can yield (q', S) }
+//! ```
+//!
+//! At run time a configuration `(q, P)` (P = symbols not yet consumed by the
+//! parser) allows `mask_store[q][S]` iff the parser accepts `P ++ S`
+//! (`S` ends with the announcement of the lexeme the token leaves unfinished,
+//! so this also checks that the unfinished lexeme can still be completed).
+//! The entry `S = ()` needs no check at all: it is stored apart as `always[q]`.
+//! Streamlining (see `streamline`) moves more entries into `always[q]` or drops
+//! them.
+
+pub mod sets;
+pub mod walk;
+#[cfg(feature = "compiler")]
+pub mod build;
+pub mod wire;
+
+use crate::lexer::Lexer;
+use crate::parser::indent::Grammar;
+use crate::vocab::Vocab;
+use sets::TokenSets;
+
+/// Index of a lexer position `(L, X)` in a store.
+pub type QId = u32;
+
+pub const NONE: u32 = u32::MAX;
+
+/// Metadata carried by a store (for messages and stats).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreInfo {
+    pub terminal_names: Vec<String>,
+    pub grammar_fingerprint: u64,
+    /// Counts of entries after each streamlining step (raw first), for `stats`.
+    pub step_counts: Vec<(String, u64)>,
+}
+
+/// A complete, loadable mask store: everything the runtime needs.
+#[derive(Clone, Debug)]
+pub struct MaskStore {
+    pub(crate) lexer: Lexer,
+    pub(crate) grammar: Grammar,
+    pub(crate) vocab: Vocab,
+    pub(crate) info: StoreInfo,
+    /// Per lexer state L: its positions are `q_base[L]..q_base[L+1]`; their
+    /// targets are `q_target[..]` (sorted; `NONE` = no target, sorts last).
+    pub(crate) q_base: Vec<u32>,
+    pub(crate) q_target: Vec<u32>,
+    /// Per q: the set that needs no parser check (`NONE` if empty).
+    pub(crate) q_always: Vec<u32>,
+    /// Per q: its checked entries are `q_entries[q]..q_entries[q+1]`.
+    pub(crate) q_entries: Vec<u32>,
+    /// Per entry: its symbols are `seq_pool[entry_seq[e]..entry_seq[e+1]]`.
+    pub(crate) entry_seq: Vec<u32>,
+    pub(crate) seq_pool: Vec<u32>,
+    pub(crate) entry_set: Vec<u32>,
+    pub(crate) sets: TokenSets,
+}
+
+impl MaskStore {
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+    pub fn lexer(&self) -> &Lexer {
+        &self.lexer
+    }
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+    pub fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+    pub fn sets(&self) -> &TokenSets {
+        &self.sets
+    }
+    /// Mask length in u32 words: `ceil(vocab_size / 32)`.
+    pub fn mask_words(&self) -> usize {
+        self.sets.words as usize
+    }
+    pub fn n_positions(&self) -> usize {
+        self.q_target.len()
+    }
+    /// Checked entries (not counting the always-allowed sets).
+    pub fn n_entries(&self) -> usize {
+        self.entry_set.len()
+    }
+    pub fn n_always(&self) -> usize {
+        self.q_always.iter().filter(|&&s| s != NONE).count()
+    }
+
+    /// The position for lexer state `l` and target `x`.
+    #[inline]
+    pub fn q_of(&self, l: u32, x: u32) -> Option<QId> {
+        let lo = self.q_base[l as usize] as usize;
+        let hi = self.q_base[l as usize + 1] as usize;
+        let t = &self.q_target[lo..hi];
+        // NONE sorts last as u32::MAX; targets are sorted ascending.
+        t.binary_search(&x).ok().map(|i| (lo + i) as u32)
+    }
+
+    /// (lexer state, target) of position `q`.
+    #[inline]
+    pub fn q_parts(&self, q: QId) -> (u32, u32) {
+        let l = self.q_base.partition_point(|&b| b <= q) - 1;
+        (l as u32, self.q_target[q as usize])
+    }
+
+    #[inline]
+    pub fn always(&self, q: QId) -> Option<u32> {
+        let s = self.q_always[q as usize];
+        (s != NONE).then_some(s)
+    }
+
+    #[inline]
+    pub fn entries(&self, q: QId) -> std::ops::Range<usize> {
+        self.q_entries[q as usize] as usize..self.q_entries[q as usize + 1] as usize
+    }
+
+    #[inline]
+    pub fn entry_seq(&self, e: usize) -> &[u32] {
+        &self.seq_pool[self.entry_seq[e] as usize..self.entry_seq[e + 1] as usize]
+    }
+
+    #[inline]
+    pub fn entry_set(&self, e: usize) -> u32 {
+        self.entry_set[e]
+    }
+
+    /// Human-readable name of a lexer-level symbol.
+    pub fn sym_name(&self, s: u32) -> String {
+        let ev = self.grammar.events;
+        if let Some(n) = self.info.terminal_names.get(s as usize) {
+            n.clone()
+        } else if s == self.grammar.n_terminals {
+            "$END".into()
+        } else if s == ev.nl() {
+            "<nl>".into()
+        } else if s == ev.sp() {
+            "<sp>".into()
+        } else if s == ev.tab() {
+            "<tab>".into()
+        } else if s == ev.ff() {
+            "<ff>".into()
+        } else {
+            format!("<{s}?>")
+        }
+    }
+
+    /// Check every internal index (used by the blob loader after reading).
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        let nl = self.lexer.n_states();
+        let nq = self.q_target.len();
+        let ne = self.entry_set.len();
+        if self.q_base.len() != nl + 1 || self.q_base[0] != 0 || *self.q_base.last().unwrap() as usize != nq {
+            return Err("position index does not match the lexer".into());
+        }
+        if self.q_base.windows(2).any(|w| w[0] > w[1]) {
+            return Err("position index is not monotone".into());
+        }
+        let alpha = self.grammar.events.alphabet_size();
+        for l in 0..nl {
+            let t = &self.q_target[self.q_base[l] as usize..self.q_base[l + 1] as usize];
+            if t.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("targets of lexer state {l} are not sorted"));
+            }
+            for &x in t {
+                if x != NONE && !self.lexer.can_complete(crate::ids::LexStateId(l as u32), crate::ids::TerminalId(x)) {
+                    return Err(format!("lexer state {l} has an impossible target {x}"));
+                }
+            }
+        }
+        if self.q_always.len() != nq || self.q_entries.len() != nq + 1 || self.q_entries[0] != 0 {
+            return Err("per-position tables have the wrong length".into());
+        }
+        if self.q_entries.windows(2).any(|w| w[0] > w[1]) || *self.q_entries.last().unwrap() as usize != ne {
+            return Err("entry index is inconsistent".into());
+        }
+        if self.entry_seq.len() != ne + 1 || self.entry_seq[0] != 0 {
+            return Err("sequence index has the wrong length".into());
+        }
+        if self.entry_seq.windows(2).any(|w| w[0] > w[1]) || *self.entry_seq.last().unwrap() as usize != self.seq_pool.len() {
+            return Err("sequence index is inconsistent".into());
+        }
+        if self.seq_pool.iter().any(|&s| s >= alpha || s == self.grammar.n_terminals) {
+            return Err("a sequence holds an unknown symbol".into());
+        }
+        let ns = self.sets.len() as u32;
+        if self.q_always.iter().any(|&s| s != NONE && s >= ns) || self.entry_set.iter().any(|&s| s >= ns) {
+            return Err("an entry points to a missing token set".into());
+        }
+        self.sets.validate(self.vocab.len() as u32)?;
+        if self.info.terminal_names.len() != self.grammar.n_terminals as usize {
+            return Err("terminal names do not match the grammar".into());
+        }
+        Ok(())
+    }
+}
