@@ -172,9 +172,7 @@ fn check_whole(lexer: &Lexer, reference: &RefLexer, text: &[u8]) {
         Err(_) => BTreeSet::new(),
     };
     assert_eq!(got, want, "text {:?}", String::from_utf8_lossy(text));
-    if !text.is_empty() {
-        assert_eq!(lexer.lex(text).ok(), reference.lex(text).ok(), "Lexer::lex on {text:?}");
-    }
+    assert_eq!(lexer.lex(text).ok(), reference.lex(text).ok(), "Lexer::lex on {text:?}");
 }
 
 /// The terminal the lexeme in progress of `branch` becomes in the reference
@@ -369,6 +367,11 @@ fn errors_name_the_terminal() {
     let lexer = build(&c).unwrap();
     assert_eq!(lexer.comp(lexer.start()), &[TerminalId(1)]);
     assert!(RefLexer::new(&c).unwrap().lex(b"x").is_err());
+    // A terminal that matches nothing is harmless.
+    let c = cfg(vec![re("NEVER", r"[^\s\S]"), lit("A", "a")]);
+    let (lexer, reference) = (build(&c).unwrap(), RefLexer::new(&c).unwrap());
+    assert_eq!(lexer.comp(lexer.start()), &[TerminalId(1)]);
+    check_whole(&lexer, &reference, b"aa");
 }
 
 #[test]

@@ -190,8 +190,12 @@ impl Lexer {
     /// branches depth-first (memoizing failed `(position, state)` pairs, so
     /// this is `O(len × n_states)`). Equals the reference lexer's result
     /// (ignored lexemes included); on failure, `pos` is the furthest offset
-    /// any branch reached.
+    /// any branch reached (which may lie beyond the reference lexer's
+    /// failure offset: a branch can walk into a lexeme that never completes).
     pub fn lex(&self, text: &[u8]) -> std::result::Result<Vec<Lexeme>, LexFailure> {
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
         // Emitted lexemes form a tree: (lexeme, parent index or NONE).
         let mut arena: Vec<(Lexeme, u32)> = Vec::new();
         // Branches: (position, state, lexeme start, last emitted lexeme).
