@@ -1,1 +1,304 @@
-//! vocab (under construction)
+//! The token vocabulary of an LLM tokenizer, as grammask sees it: for each
+//! token id, the exact bytes the token contributes to the generated text, a
+//! "special" flag and the set of end-of-sequence (EOS) ids.
+//!
+//! Semantics:
+//! - [`Vocab::len`] is `max token id + 1` over the model vocabulary *and* the
+//!   added tokens. Ids with no token at all (holes, e.g. GPT-4o's unused ids)
+//!   have empty bytes and are not special.
+//! - [`Vocab::token_bytes`] is what the tokenizer's decoder would emit for the
+//!   token in the middle of a sequence: byte-level BPE tokens are mapped through
+//!   the inverse GPT-2 byte table, SentencePiece tokens get `▁` → `' '` and
+//!   `<0xNN>` → byte `NN` (no start-of-sequence space stripping).
+//! - Special tokens (control tokens such as `<|eot_id|>`, `</s>`) keep their
+//!   content as bytes but are flagged: they never appear in grammar masks, EOS
+//!   excepted (the matcher allows EOS when the grammar accepts).
+//! - [`Vocab::fingerprint`] identifies the vocabulary (bytes, flags, EOS ids) so
+//!   a mask store can refuse a tokenizer it was not built for.
+//!
+//! Storage is flat (one byte buffer plus `n + 1` offsets, a packed bitset for
+//! the special flags) so that a blob loader can hand the parts to
+//! [`Vocab::from_parts`] without per-token allocations. Loading from
+//! `tokenizer.json` lives in [`load`] (feature `compiler`); the token trie used
+//! for mask computation lives in [`trie`].
+
+use crate::err;
+use crate::ids::TokenId;
+use crate::Result;
+
+#[cfg(feature = "compiler")]
+pub mod load;
+pub mod trie;
+
+#[cfg(feature = "compiler")]
+pub use load::{load_tokenizer_file, vocab_from_json, vocab_from_tokenizer};
+pub use trie::TokenTrie;
+
+/// A tokenizer vocabulary: token bytes, special flags and EOS ids.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Vocab {
+    /// Concatenated token bytes, in id order.
+    bytes: Vec<u8>,
+    /// `offsets[t]..offsets[t + 1]` is token `t`'s slice of `bytes`; length `n + 1`.
+    offsets: Vec<u32>,
+    /// Special flags, bit `t % 8` of byte `t / 8`; length `ceil(n / 8)`, padding bits zero.
+    special: Vec<u8>,
+    /// EOS ids, sorted and deduplicated, all `< n`.
+    eos: Vec<TokenId>,
+}
+
+impl std::fmt::Debug for Vocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vocab")
+            .field("len", &self.len())
+            .field("special", &self.special_count())
+            .field("eos", &self.eos)
+            .field("fingerprint", &format_args!("{:016x}", self.fingerprint()))
+            .finish()
+    }
+}
+
+impl Vocab {
+    /// Builds a vocabulary from its flat parts (as stored in a blob). Validates
+    /// everything and never panics: `offsets` must start at 0, be non-decreasing
+    /// and end at `bytes.len()`; `special` must hold `ceil(n / 8)` bytes with
+    /// zero padding bits; EOS ids must be `< n` (they are sorted and deduplicated).
+    pub fn from_parts(
+        bytes: Vec<u8>,
+        offsets: Vec<u32>,
+        special: Vec<u8>,
+        mut eos: Vec<TokenId>,
+    ) -> Result<Vocab> {
+        let Some(n) = offsets.len().checked_sub(1) else {
+            return Err(err!(BlobCorrupt, "vocab: offsets array is empty (need n + 1 entries)"));
+        };
+        if n >= u32::MAX as usize {
+            return Err(err!(Limit, "vocab: {n} tokens is too many (at most {})", u32::MAX - 1));
+        }
+        if offsets[0] != 0 {
+            return Err(err!(BlobCorrupt, "vocab: offsets[0] = {} (must be 0)", offsets[0]));
+        }
+        if let Some(t) = offsets.windows(2).position(|w| w[0] > w[1]) {
+            return Err(err!(
+                BlobCorrupt,
+                "vocab: offsets decrease at token {t} ({} > {})",
+                offsets[t],
+                offsets[t + 1]
+            ));
+        }
+        if offsets[n] as usize != bytes.len() {
+            return Err(err!(
+                BlobCorrupt,
+                "vocab: last offset {} does not match byte length {}",
+                offsets[n],
+                bytes.len()
+            ));
+        }
+        if special.len() != n.div_ceil(8) {
+            return Err(err!(
+                BlobCorrupt,
+                "vocab: special bitset has {} bytes, expected {} for {n} tokens",
+                special.len(),
+                n.div_ceil(8)
+            ));
+        }
+        if n % 8 != 0 && special[n / 8] >> (n % 8) != 0 {
+            return Err(err!(BlobCorrupt, "vocab: special bitset has padding bits set"));
+        }
+        eos.sort_unstable();
+        eos.dedup();
+        if let Some(bad) = eos.iter().find(|e| e.index() >= n) {
+            return Err(err!(
+                InvalidToken,
+                "vocab: EOS id {} is out of range (vocabulary has {n} tokens)",
+                bad.0
+            ));
+        }
+        Ok(Vocab { bytes, offsets, special, eos })
+    }
+
+    /// Builds a vocabulary from `(bytes, is_special)` per token id, in id order.
+    /// Convenient for synthetic vocabularies and for loaders.
+    pub fn from_tokens<I, B>(tokens: I, eos: &[TokenId]) -> Result<Vocab>
+    where
+        I: IntoIterator<Item = (B, bool)>,
+        B: AsRef<[u8]>,
+    {
+        let mut bytes = Vec::new();
+        let mut offsets = vec![0u32];
+        let mut special = Vec::new();
+        for (i, (b, sp)) in tokens.into_iter().enumerate() {
+            bytes.extend_from_slice(b.as_ref());
+            let end = u32::try_from(bytes.len())
+                .map_err(|_| err!(Limit, "vocab: token bytes exceed 4 GiB in total"))?;
+            offsets.push(end);
+            if i % 8 == 0 {
+                special.push(0u8);
+            }
+            if sp {
+                special[i / 8] |= 1 << (i % 8);
+            }
+        }
+        Vocab::from_parts(bytes, offsets, special, eos.to_vec())
+    }
+
+    /// Vocabulary size: max token id + 1 (model vocabulary and added tokens).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when the vocabulary has no token ids at all.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The exact bytes token `t` contributes to the text; empty for ids with no
+    /// token and for ids out of range.
+    #[inline]
+    pub fn token_bytes(&self, t: TokenId) -> &[u8] {
+        let i = t.index();
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.bytes[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// Whether `t` is a special (control) token. False for ids out of range.
+    #[inline]
+    pub fn is_special(&self, t: TokenId) -> bool {
+        let i = t.index();
+        i < self.len() && self.special[i / 8] & (1 << (i % 8)) != 0
+    }
+
+    /// Whether `t` is one of the EOS ids.
+    #[inline]
+    pub fn is_eos(&self, t: TokenId) -> bool {
+        self.eos.binary_search(&t).is_ok()
+    }
+
+    /// EOS ids, sorted, deduplicated.
+    #[inline]
+    pub fn eos_ids(&self) -> &[TokenId] {
+        &self.eos
+    }
+
+    /// Number of special tokens.
+    pub fn special_count(&self) -> usize {
+        self.special.iter().map(|b| b.count_ones() as usize).sum()
+    }
+
+    /// Length in bytes of the longest token.
+    pub fn max_token_len(&self) -> usize {
+        self.offsets.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0)
+    }
+
+    /// Flat parts, for serialization: concatenated token bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+    /// Flat parts: the `n + 1` offsets into [`Vocab::bytes`].
+    pub fn offsets(&self) -> &[u32] {
+        &self.offsets
+    }
+    /// Flat parts: the packed special bitset (bit `t % 8` of byte `t / 8`).
+    pub fn special_bits(&self) -> &[u8] {
+        &self.special
+    }
+
+    /// Stable 64-bit FNV-1a hash of the token count, every token's length,
+    /// bytes and special flag in id order, then the EOS ids. Independent of
+    /// platform and of how the vocabulary was built.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = Fnv64::new();
+        h.write(&(self.len() as u64).to_le_bytes());
+        for t in 0..self.len() {
+            let id = TokenId::new(t);
+            let b = self.token_bytes(id);
+            h.write(&(b.len() as u32).to_le_bytes());
+            h.write(b);
+            h.write(&[self.is_special(id) as u8]);
+        }
+        h.write(&(self.eos.len() as u32).to_le_bytes());
+        for e in &self.eos {
+            h.write(&e.0.to_le_bytes());
+        }
+        h.finish()
+    }
+}
+
+/// FNV-1a, 64 bit.
+struct Fnv64(u64);
+
+impl Fnv64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    fn new() -> Self {
+        Fnv64(Self::OFFSET)
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(Self::PRIME);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn fnv_reference_values() {
+        // Published FNV-1a 64 test vectors.
+        let h = |s: &[u8]| {
+            let mut f = Fnv64::new();
+            f.write(s);
+            f.finish()
+        };
+        assert_eq!(h(b""), 0xcbf29ce484222325);
+        assert_eq!(h(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(h(b"foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn from_parts_rejects_bad_parts() {
+        let ok = |b: &[u8], o: &[u32], s: &[u8], e: &[u32]| {
+            Vocab::from_parts(b.to_vec(), o.to_vec(), s.to_vec(), e.iter().map(|&x| TokenId(x)).collect())
+        };
+        assert!(ok(b"ab", &[0, 1, 2], &[0b10], &[1]).is_ok());
+        assert_eq!(ok(b"ab", &[], &[], &[]).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+        assert_eq!(ok(b"ab", &[1, 1, 2], &[0], &[]).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+        assert_eq!(ok(b"ab", &[0, 2, 1], &[0], &[]).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+        assert_eq!(ok(b"ab", &[0, 1, 3], &[0], &[]).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+        assert_eq!(ok(b"ab", &[0, 1, 2], &[], &[]).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+        assert_eq!(ok(b"ab", &[0, 1, 2], &[0b100], &[]).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+        assert_eq!(ok(b"ab", &[0, 1, 2], &[0], &[2]).unwrap_err().kind(), ErrorKind::InvalidToken);
+    }
+
+    #[test]
+    fn accessors_and_out_of_range() {
+        let v = Vocab::from_tokens([(&b"a"[..], false), (b"", false), (b"</s>", true)], &[TokenId(2), TokenId(2)])
+            .unwrap();
+        assert_eq!(v.len(), 3);
+        assert_eq!(v.token_bytes(TokenId(0)), b"a");
+        assert_eq!(v.token_bytes(TokenId(1)), b"");
+        assert_eq!(v.token_bytes(TokenId(2)), b"</s>");
+        assert_eq!(v.token_bytes(TokenId(3)), b"");
+        assert_eq!(v.token_bytes(TokenId(u32::MAX)), b"");
+        assert!(v.is_special(TokenId(2)) && !v.is_special(TokenId(0)) && !v.is_special(TokenId(99)));
+        assert_eq!(v.eos_ids(), &[TokenId(2)]);
+        assert!(v.is_eos(TokenId(2)) && !v.is_eos(TokenId(0)));
+        assert_eq!(v.special_count(), 1);
+        assert_eq!(v.max_token_len(), 4);
+        let w = Vocab::from_parts(v.bytes().to_vec(), v.offsets().to_vec(), v.special_bits().to_vec(), v.eos_ids().to_vec())
+            .unwrap();
+        assert_eq!(v, w);
+        assert_eq!(v.fingerprint(), w.fingerprint());
+    }
+}

@@ -1,0 +1,247 @@
+//! A flat, preorder token trie (in the style of llguidance's `toktrie`).
+//!
+//! The trie holds every non-special token with non-empty bytes. Nodes live in
+//! one `Vec` in depth-first preorder, children sorted by byte; node 0 is the
+//! root (no byte, no token). Each node stores its edge byte, the first token id
+//! whose bytes end at this node (or [`NONE`]), and `subtree_end`: the index one
+//! past its last descendant. Hence
+//! - the subtree of `n` is exactly the index range `n..subtree_end(n)`;
+//! - the first child of `n` (if any) is `n + 1`; the next sibling of a child `c`
+//!   is `subtree_end(c)`;
+//! - a walker that rejects byte `b` at node `n` skips the whole subtree by
+//!   jumping to `subtree_end(n)`.
+//!
+//! All ids with the same bytes (e.g. Llama-2's `▁` and `<0x20>`) are listed by
+//! [`TokenTrie::tokens_at`], ascending.
+//!
+//! # Walk pattern
+//!
+//! Iterative DFS over the flat array with an explicit stack of
+//! `(subtree_end, state)`; the stack depth is the depth in the trie. A node is
+//! visited only if the automaton accepts its byte; otherwise its whole subtree
+//! is skipped. [`TokenTrie::walk`] packages this loop; written out:
+//!
+//! ```
+//! use grammask::ids::TokenId;
+//! use grammask::vocab::{TokenTrie, Vocab};
+//!
+//! let vocab = Vocab::from_tokens(
+//!     [(&b"1"[..], false), (b"12", false), (b"1a", false), (b"a", false), (b"123", false)],
+//!     &[],
+//! ).unwrap();
+//! let trie = TokenTrie::new(&vocab);
+//! // Allowed tokens: all-digit tokens of at most 2 bytes. The state is the depth.
+//! let mut allowed = Vec::new();
+//! let mut stack: Vec<(u32, usize)> = vec![(trie.node_count() as u32, 0)];
+//! let mut n = 1; // first node after the root
+//! while (n as usize) < trie.node_count() {
+//!     while n >= stack.last().unwrap().0 {
+//!         stack.pop(); // left a finished subtree
+//!     }
+//!     let depth = stack.last().unwrap().1;
+//!     if trie.byte(n).is_ascii_digit() && depth < 2 {
+//!         allowed.extend_from_slice(trie.tokens_at(n));
+//!         stack.push((trie.subtree_end(n), depth + 1));
+//!         n += 1; // descend
+//!     } else {
+//!         n = trie.subtree_end(n); // skip the whole subtree
+//!     }
+//! }
+//! allowed.sort();
+//! assert_eq!(allowed, [TokenId(0), TokenId(1)]);
+//! ```
+
+use super::Vocab;
+use crate::ids::TokenId;
+
+/// "No token ends here" marker in [`TokenTrie::token`].
+pub const NONE: u32 = u32::MAX;
+
+/// One trie node (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Node {
+    /// Subtree is `index..subtree_end`.
+    subtree_end: u32,
+    /// Smallest token id whose bytes end here, or [`NONE`].
+    token: u32,
+    /// Edge byte from the parent (0 for the root).
+    byte: u8,
+}
+
+/// Flat preorder trie over the non-special, non-empty tokens of a [`Vocab`].
+#[derive(Clone, Debug)]
+pub struct TokenTrie {
+    nodes: Vec<Node>,
+    /// `ids[tok_start[n]..tok_start[n + 1]]` are the tokens ending at node `n`.
+    tok_start: Vec<u32>,
+    ids: Vec<TokenId>,
+    max_depth: usize,
+}
+
+impl TokenTrie {
+    /// Builds the trie: sorts the eligible tokens by bytes (which yields DFS
+    /// preorder directly) and emits nodes along the sorted sequence.
+    pub fn new(vocab: &Vocab) -> TokenTrie {
+        let mut toks: Vec<TokenId> = (0..vocab.len())
+            .map(TokenId::new)
+            .filter(|&t| !vocab.is_special(t) && !vocab.token_bytes(t).is_empty())
+            .collect();
+        // Stable sort: equal byte strings keep ascending id order.
+        toks.sort_by(|&a, &b| vocab.token_bytes(a).cmp(vocab.token_bytes(b)));
+
+        let mut nodes = vec![Node { subtree_end: 0, token: NONE, byte: 0 }];
+        let mut tok_start = vec![0u32];
+        let mut ids = Vec::with_capacity(toks.len());
+        // path[d] = node index at depth d + 1 along the current token's bytes.
+        let mut path: Vec<u32> = Vec::new();
+        let mut prev: &[u8] = &[];
+        let mut max_depth = 0;
+        for &t in &toks {
+            let b = vocab.token_bytes(t);
+            let common = b.iter().zip(prev).take_while(|(x, y)| x == y).count();
+            // Close the subtrees we leave.
+            for &n in &path[common..] {
+                nodes[n as usize].subtree_end = nodes.len() as u32;
+            }
+            path.truncate(common);
+            for &byte in &b[common..] {
+                path.push(nodes.len() as u32);
+                nodes.push(Node { subtree_end: 0, token: NONE, byte });
+                tok_start.push(ids.len() as u32);
+            }
+            let last = *path.last().expect("token bytes are non-empty") as usize;
+            if nodes[last].token == NONE {
+                nodes[last].token = t.0;
+            }
+            ids.push(t);
+            max_depth = max_depth.max(b.len());
+            prev = b;
+        }
+        let end = nodes.len() as u32;
+        for &n in &path {
+            nodes[n as usize].subtree_end = end;
+        }
+        nodes[0].subtree_end = end;
+        tok_start.push(ids.len() as u32);
+        TokenTrie { nodes, tok_start, ids, max_depth }
+    }
+
+    /// The root node (index 0).
+    #[inline]
+    pub fn root(&self) -> u32 {
+        0
+    }
+
+    /// Number of nodes, root included.
+    #[inline]
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Number of tokens in the trie.
+    #[inline]
+    pub fn token_count(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Length of the longest token (= depth of the deepest node).
+    #[inline]
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Edge byte of `node` (0 for the root). Panics if `node` is out of range
+    /// (node indices come from the trie itself, never from user input).
+    #[inline]
+    pub fn byte(&self, node: u32) -> u8 {
+        self.nodes[node as usize].byte
+    }
+
+    /// Smallest token id ending at `node`, or [`NONE`].
+    #[inline]
+    pub fn token(&self, node: u32) -> u32 {
+        self.nodes[node as usize].token
+    }
+
+    /// One past the last node of `node`'s subtree.
+    #[inline]
+    pub fn subtree_end(&self, node: u32) -> u32 {
+        self.nodes[node as usize].subtree_end
+    }
+
+    /// All token ids ending at `node`, ascending.
+    #[inline]
+    pub fn tokens_at(&self, node: u32) -> &[TokenId] {
+        let n = node as usize;
+        &self.ids[self.tok_start[n] as usize..self.tok_start[n + 1] as usize]
+    }
+
+    /// The children of `node`, in increasing byte order.
+    #[inline]
+    pub fn children(&self, node: u32) -> Children<'_> {
+        Children { trie: self, next: node + 1, end: self.subtree_end(node) }
+    }
+
+    /// The child of `node` along `byte`, if any.
+    pub fn child(&self, node: u32, byte: u8) -> Option<u32> {
+        self.children(node).find(|&c| self.byte(c) == byte)
+    }
+
+    /// The node reached from the root along `bytes`, if any.
+    pub fn lookup(&self, bytes: &[u8]) -> Option<u32> {
+        bytes.iter().try_fold(self.root(), |n, &b| self.child(n, b))
+    }
+
+    /// Runs the DFS-with-skip walk of the module doc. `step(state, byte)`
+    /// returns the state after `byte`, or `None` to skip the subtree;
+    /// `visit(node, state)` is called for each accepted node with its new
+    /// state (use [`TokenTrie::tokens_at`] to get its tokens). `stack` is
+    /// scratch space, reused across calls to avoid allocation.
+    pub fn walk<S: Clone>(
+        &self,
+        stack: &mut Vec<(u32, S)>,
+        init: S,
+        mut step: impl FnMut(&S, u8) -> Option<S>,
+        mut visit: impl FnMut(u32, &S),
+    ) {
+        stack.clear();
+        let end = self.nodes.len() as u32;
+        stack.push((end, init));
+        let mut n = 1u32;
+        while n < end {
+            while stack.last().is_some_and(|(e, _)| n >= *e) {
+                stack.pop();
+            }
+            let Some((_, st)) = stack.last() else { return };
+            let node = self.nodes[n as usize];
+            match step(st, node.byte) {
+                Some(next) => {
+                    visit(n, &next);
+                    stack.push((node.subtree_end, next));
+                    n += 1;
+                }
+                None => n = node.subtree_end,
+            }
+        }
+    }
+}
+
+/// Iterator over the children of a node (see [`TokenTrie::children`]).
+pub struct Children<'a> {
+    trie: &'a TokenTrie,
+    next: u32,
+    end: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.next >= self.end {
+            return None;
+        }
+        let c = self.next;
+        self.next = self.trie.subtree_end(c);
+        Some(c)
+    }
+}
