@@ -15,7 +15,8 @@ Usage:
   lark_check.py mutate-json N PATHS... mutate N random files (drop/dup/swap/insert one
                                        char), compare with json.loads
   lark_check.py conflicts python|json  list LALR conflicts (lark's shift-preferring build)
-  lark_check.py cases FILES...         run grammars/cases/*.json accept/reject lists
+  lark_check.py cases FILES...         run grammars/cases/*.json accept/reject lists (and
+                                       check them against ast.parse / json.loads)
 Options: --grammar FILE, --seed S, --max-bytes B (skip larger files), --show K,
          --exclude SUBSTR (repeatable; path substrings to skip).
 Only files the reference accepts are counted in `python`/`json` mode.
@@ -137,11 +138,12 @@ def read(f):
 
 def corpus(args, ext, ref):
     parser, indent = load(args.grammar)
-    total = ok = 0
+    total = ok = skipped = 0
     fails = []
     for f in walk(args.paths, ext, args.exclude, args.max_bytes):
         text = read(f)
         if text is None or not ref(text)[0]:
+            skipped += 1
             continue
         total += 1
         good, why = ours(parser, text, indent)
@@ -150,7 +152,8 @@ def corpus(args, ext, ref):
         else:
             fails.append((f, why))
     rate = 100.0 * ok / total if total else 0.0
-    print(f"accepted {ok}/{total} ({rate:.2f}%)")
+    print(f"accepted {ok}/{total} ({rate:.2f}%); {skipped} files skipped "
+          f"(undecodable or rejected by the reference parser)")
     for f, why in fails[: args.show]:
         print(f"  FAIL {f}: {why}")
     return 0 if ok == total else 1
@@ -290,9 +293,14 @@ def cases(args):
         spec = json.load(open(path, encoding="utf-8"))
         parser, indent = load(os.path.join(os.path.dirname(path), "..", spec["grammar"]),
                               spec.get("start"))
+        ref = {"python.lark": py_ref, "json.lark": json_ref}.get(spec["grammar"])
         for want, key in ((True, "accept"), (False, "reject")):
             for s in spec.get(key, []):
                 count += 1
+                if ref is not None and ref(s)[0] != want:  # the case itself is wrong
+                    failed += 1
+                    print(f"  {os.path.basename(path)}: reference parser disagrees "
+                          f"with {key}: {s!r} {ref(s)[1]}")
                 got, why = ours(parser, s, indent)
                 if got != want:
                     failed += 1
