@@ -1,1 +1,400 @@
-//! Lark front end (under construction).
+//! Lark front end: grammar text → normalized [`Cfg`].
+//!
+//! Stages:
+//! 1. [`syntax`] lexes and parses the Lark grammar language into statements;
+//! 2. the *builder* (this file) collects definitions, resolving `%import`s the
+//!    way Lark does: every name of an imported grammar other than the imported
+//!    ones is *mangled* (`common__X`, `_common__X` for `_X`, `sibling__rule`),
+//!    unreferenced definitions of the imported grammar are dropped, and
+//!    `%ignore`/`%indent` of imported grammars are skipped;
+//! 3. [`normalize`] turns terminal definitions into one regex each (references
+//!    inlined, Python regexes translated by [`pyregex`]) and expands the EBNF
+//!    of rules exactly like Lark's `EBNF_to_BNF` + `SimplifyRule_Visitor`, so
+//!    LALR conflicts match Lark's LALR:
+//!    - `[x]`, `x?`, `(a|b)` are distributed inline into alternatives;
+//!    - `x+` becomes `__R_plus_N: x | __R_plus_N x` (R = the rule being
+//!      expanded, N a global counter), `x*` becomes `(__R_star_N)?` with the
+//!      same helper shape; identical operands share one helper;
+//!    - `x~n..m` is inline alternatives for m < 50, Lark's factorized helper
+//!      rules otherwise;
+//!    - anonymous literals become terminals named like Lark (`"("` → `LPAR`,
+//!      `"def"` → `DEF`, otherwise `__ANON_n`), reusing a named terminal whose
+//!      definition is exactly that literal;
+//!    - templates are instantiated per distinct argument list as `name{a,b}`.
+//!
+//!    Only rules reachable from the start rule are kept; only terminals they
+//!    use, `%ignore`d ones and the `%indent` ones.
+//!
+//! Deviations from Lark: duplicate alternatives produced by optionals are
+//! merged instead of rejected; in a terminal, a regex operand of a
+//! concatenation is parenthesised (`/a|b/ "c"` means `(a|b)c`, Lark builds
+//! `a|bc`); lookaround and backreferences are rejected (our lexer is a DFA).
+
+mod normalize;
+pub(crate) mod pyregex;
+pub(crate) mod syntax;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use super::{Cfg, Span};
+use crate::error::Result;
+use crate::err;
+use syntax::{Alt, Atom, Def as SynDef, Expansions, Pos, Stmt, Value};
+
+/// The bundled `common.lark` (`%import common.NAME`).
+pub const COMMON_LARK: &str = include_str!("common.lark");
+
+/// Load a grammar file; `%import .sibling.NAME` resolves relative to the file's directory,
+/// `%import common.NAME` from the bundled common.lark (include_str!).
+pub fn load_grammar_file(path: &Path, start: Option<&str>) -> crate::Result<Cfg> {
+    let text = std::fs::read_to_string(path).map_err(|e| err!(Io, "cannot read grammar {}: {e}", path.display()))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let resolve = move |module: &str| -> Option<String> {
+        let mut p = dir.clone();
+        for part in module.split('.') {
+            p.push(part);
+        }
+        p.set_extension("lark");
+        std::fs::read_to_string(p).ok()
+    };
+    parse_grammar(&text, &path.display().to_string(), start, &resolve)
+}
+
+/// Parse grammar text. `file_name` is used in error messages. `resolve(module_path)` returns the text of an
+/// imported sibling grammar (module path like "sibling" or "sub.mod"), or None.
+pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> crate::Result<Cfg> {
+    let mut b = Builder::new(file_name, resolve);
+    b.load(text, file_name, &[], None)?;
+    normalize::normalize(b, start.unwrap_or("start"))
+}
+
+/// What a definition is.
+#[derive(Clone, Debug)]
+pub(crate) enum DefKind {
+    Rule { params: Vec<String>, body: Expansions },
+    /// `body == None`: `%declare`d.
+    Term { priority: i32, body: Option<Expansions> },
+    DeclaredRule,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Definition {
+    pub name: String,
+    pub kind: DefKind,
+    /// The file it was written in (for spans of positions in its body).
+    pub file: Rc<str>,
+    pub pos: Pos,
+    /// Imported only because another imported terminal refers to it: usable in
+    /// terminal definitions, but not a terminal of its own.
+    pub inline_only: bool,
+}
+
+impl Definition {
+    pub fn span(&self) -> Span {
+        span(&self.file, self.pos)
+    }
+    pub fn is_term(&self) -> bool {
+        matches!(self.kind, DefKind::Term { .. })
+    }
+}
+
+pub(crate) fn span(file: &str, p: Pos) -> Span {
+    Span { file: file.to_string(), line: p.line, col: p.col }
+}
+
+/// Name mangling for imported grammars (Lark's `_get_mangle`).
+struct Mangle {
+    prefix: String,
+    aliases: HashMap<String, String>,
+    base: Option<Rc<Mangle>>,
+}
+
+impl Mangle {
+    fn apply(&self, s: &str) -> String {
+        let r = match self.aliases.get(s) {
+            Some(a) => a.clone(),
+            None => match s.strip_prefix('_') {
+                Some(rest) => format!("_{}__{}", self.prefix, rest),
+                None => format!("{}__{}", self.prefix, s),
+            },
+        };
+        match &self.base {
+            Some(b) => b.apply(&r),
+            None => r,
+        }
+    }
+}
+
+fn mangle_value(v: &mut Value, m: &Mangle) {
+    match v {
+        Value::Term(n, _) | Value::Rule(n, _) => *n = m.apply(n),
+        Value::Template { name, args, .. } => {
+            *name = m.apply(name);
+            args.iter_mut().for_each(|a| mangle_value(a, m));
+        }
+        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => {}
+    }
+}
+
+fn mangle_body(body: &mut Expansions, m: &Mangle) {
+    for alt in body {
+        for e in &mut alt.items {
+            match &mut e.atom {
+                Atom::Group(b) | Atom::Maybe(b) => mangle_body(b, m),
+                Atom::Value(v) => mangle_value(v, m),
+            }
+        }
+    }
+}
+
+/// Calls `f` on every value of `body` (recursively into groups, not into template args).
+pub(crate) fn for_each_value<'b>(body: &'b Expansions, f: &mut dyn FnMut(&'b Value)) {
+    for alt in body {
+        for e in &alt.items {
+            match &e.atom {
+                Atom::Group(b) | Atom::Maybe(b) => for_each_value(b, f),
+                Atom::Value(v) => f(v),
+            }
+        }
+    }
+}
+
+/// Names referenced by a value (template usages include their arguments).
+fn value_names<'b>(v: &'b Value, out: &mut Vec<&'b str>) {
+    match v {
+        Value::Term(n, _) | Value::Rule(n, _) => out.push(n),
+        Value::Template { name, args, .. } => {
+            out.push(name);
+            args.iter().for_each(|a| value_names(a, out));
+        }
+        _ => {}
+    }
+}
+
+pub(crate) struct Builder<'a> {
+    pub defs: Vec<Definition>,
+    pub index: HashMap<String, usize>,
+    /// `%ignore`d terminal names, with where the directive was.
+    pub ignore: Vec<(String, Span)>,
+    /// `%indent` names with positions, and the directive's span.
+    pub indent: Option<(Vec<(String, Span)>, Span)>,
+    root_file: String,
+    resolve: &'a dyn Fn(&str) -> Option<String>,
+    /// Modules being imported (cycle detection).
+    stack: Vec<String>,
+}
+
+impl<'a> Builder<'a> {
+    fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, root_file: root_file.to_string(), resolve, stack: Vec::new() }
+    }
+
+    fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {
+        if let Some(&i) = self.index.get(&d.name) {
+            let old = &self.defs[i];
+            if !overriding {
+                let what = if d.is_term() { "terminal" } else { "rule" };
+                if matches!(old.kind, DefKind::Term { body: None, .. } | DefKind::DeclaredRule) {
+                    return Err(err!(Grammar, "{}: {what} '{}' is %declare'd (at {}) and also defined here", d.span(), d.name, old.span()));
+                }
+                return Err(err!(Grammar, "{}: {what} '{}' is defined more than once (first defined at {})", d.span(), d.name, old.span()));
+            }
+            if old.is_term() != d.is_term() {
+                return Err(err!(Grammar, "{}: %override of '{}' changes it between rule and terminal", d.span(), d.name));
+            }
+            self.defs[i] = d;
+            return Ok(());
+        }
+        if overriding {
+            return Err(err!(Grammar, "{}: cannot %override '{}': it is not defined", d.span(), d.name));
+        }
+        self.index.insert(d.name.clone(), self.defs.len());
+        self.defs.push(d);
+        Ok(())
+    }
+
+    fn extend(&mut self, d: Definition) -> Result<()> {
+        let Some(&i) = self.index.get(&d.name) else {
+            return Err(err!(Grammar, "{}: cannot %extend '{}': it is not defined", d.span(), d.name));
+        };
+        let old = &mut self.defs[i];
+        let (new_body, ok) = match (&d.kind, &mut old.kind) {
+            (DefKind::Rule { params: p1, body }, DefKind::Rule { params: p2, .. }) => (body.clone(), p1 == p2),
+            (DefKind::Term { body: Some(body), .. }, DefKind::Term { body: Some(_), .. }) => (body.clone(), true),
+            _ => (Vec::new(), false),
+        };
+        if !ok {
+            return Err(err!(Grammar, "{}: cannot %extend '{}': kind, template parameters or %declare differ from its definition at {}", d.span(), d.name, old.span()));
+        }
+        match &mut old.kind {
+            DefKind::Rule { body, .. } | DefKind::Term { body: Some(body), .. } => {
+                let old_body = std::mem::take(body);
+                *body = new_body.into_iter().chain(old_body).collect();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn convert_def(d: SynDef, file: &Rc<str>, m: Option<&Mangle>) -> Definition {
+        let (name, kind, pos) = match d {
+            SynDef::Rule { name, params, body, pos } => (name, DefKind::Rule { params, body }, pos),
+            SynDef::Term { name, priority, body, pos } => (name, DefKind::Term { priority, body: Some(body) }, pos),
+        };
+        let mut def = Definition { name, kind, file: file.clone(), pos, inline_only: false };
+        if let Some(m) = m {
+            def.name = m.apply(&def.name);
+            match &mut def.kind {
+                DefKind::Rule { params, body } => {
+                    params.iter_mut().for_each(|p| *p = m.apply(p));
+                    mangle_body(body, m);
+                }
+                DefKind::Term { body: Some(body), .. } => mangle_body(body, m),
+                _ => {}
+            }
+        }
+        def
+    }
+
+    /// Loads one grammar. `module` is its module path (empty for the root);
+    /// `mangle` is `None` for the root grammar.
+    fn load(&mut self, text: &str, file: &str, module: &[String], mangle: Option<Rc<Mangle>>) -> Result<()> {
+        let stmts = syntax::parse(text, file)?;
+        let file: Rc<str> = Rc::from(file);
+        // Imports first (grouped by path, in order of first appearance), as Lark does.
+        let mut imports: Vec<((bool, Vec<String>), Vec<(String, String, Pos)>, Pos)> = Vec::new();
+        for s in &stmts {
+            if let Stmt::Import { relative, path, names, pos } = s {
+                let key = (*relative, path.clone());
+                match imports.iter_mut().find(|(k, _, _)| *k == key) {
+                    Some((_, ns, _)) => ns.extend(names.iter().cloned()),
+                    None => imports.push((key, names.clone(), *pos)),
+                }
+            }
+        }
+        for ((relative, path), names, pos) in imports {
+            self.import(relative, &path, &names, module, mangle.clone(), &span(&file, pos))?;
+        }
+        let m = mangle.as_deref();
+        for s in stmts {
+            match s {
+                Stmt::Def(d) => self.define(Self::convert_def(d, &file, m), false)?,
+                Stmt::Override(d) => self.define(Self::convert_def(d, &file, m), true)?,
+                Stmt::Extend(d) => self.extend(Self::convert_def(d, &file, m))?,
+                Stmt::Declare(names) => {
+                    for (n, pos) in names {
+                        let is_term = n.trim_start_matches('_').starts_with(|c: char| c.is_ascii_uppercase());
+                        let name = m.map_or(n.clone(), |m| m.apply(&n));
+                        let kind = if is_term { DefKind::Term { priority: 0, body: None } } else { DefKind::DeclaredRule };
+                        self.define(Definition { name, kind, file: file.clone(), pos, inline_only: false }, false)?;
+                    }
+                }
+                Stmt::Ignore { body, pos } if m.is_none() => {
+                    if let [Alt { items, .. }] = body.as_slice() {
+                        if let [syntax::Expr { atom: Atom::Value(Value::Term(n, npos)), op: syntax::Op::None, .. }] = items.as_slice() {
+                            self.ignore.push((n.clone(), span(&file, *npos)));
+                            continue;
+                        }
+                    }
+                    let name = format!("__IGNORE_{}", self.ignore.len());
+                    self.ignore.push((name.clone(), span(&file, pos)));
+                    let d = Definition { name, kind: DefKind::Term { priority: 0, body: Some(body) }, file: file.clone(), pos, inline_only: false };
+                    self.define(d, false)?;
+                }
+                Stmt::Indent { names, pos } if m.is_none() => {
+                    if let Some((_, prev)) = &self.indent {
+                        return Err(err!(Grammar, "{}: %indent given twice (first at {prev})", span(&file, pos)));
+                    }
+                    self.indent = Some((names.into_iter().map(|(n, p)| (n, span(&file, p))).collect(), span(&file, pos)));
+                }
+                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn import(&mut self, relative: bool, path: &[String], names: &[(String, String, Pos)], module: &[String], base: Option<Rc<Mangle>>, at: &Span) -> Result<()> {
+        let dotted = path.join(".");
+        let shown = if relative { format!(".{dotted}") } else { dotted.clone() };
+        // Module path of the imported grammar, and its text.
+        let (full, file_name, text): (Vec<String>, String, String) = if relative {
+            let mut full: Vec<String> = module.iter().take(module.len().saturating_sub(1)).cloned().collect();
+            full.extend(path.iter().cloned());
+            let key = full.join(".");
+            let mut fname = Path::new(&self.root_file).parent().map(Path::to_path_buf).unwrap_or_default();
+            full.iter().for_each(|p| fname.push(p));
+            fname.set_extension("lark");
+            match (self.resolve)(&key) {
+                Some(t) => (full, fname.display().to_string(), t),
+                None => return Err(err!(Grammar, "{at}: cannot import '{shown}': grammar file {} not found", fname.display())),
+            }
+        } else if dotted == "common" {
+            (vec!["common".into()], "common.lark".into(), COMMON_LARK.to_string())
+        } else {
+            return Err(err!(
+                Grammar,
+                "{at}: cannot import '{shown}': only 'common' is bundled; import grammar files next to this one with a relative import (`%import .{dotted}.NAME`)"
+            ));
+        };
+        let key = full.join(".");
+        if self.stack.contains(&key) || self.stack.len() > 32 {
+            return Err(err!(Grammar, "{at}: import cycle: {} -> {key}", self.stack.join(" -> ")));
+        }
+        let aliases: HashMap<String, String> = names.iter().map(|(n, a, _)| (n.clone(), a.clone())).collect();
+        let mangle = Rc::new(Mangle { prefix: path.join("__"), aliases, base });
+        let mut sub = Builder::new(&self.root_file, self.resolve);
+        sub.stack = self.stack.clone();
+        sub.stack.push(key);
+        sub.load(&text, &file_name, &full, Some(mangle.clone()))?;
+        // Keep what the imported names need (Lark's `_remove_unused`).
+        let mut full_set: Vec<bool> = vec![false; sub.defs.len()];
+        let mut work: Vec<usize> = Vec::new();
+        for (n, _, npos) in names {
+            let target = mangle.apply(n);
+            match sub.index.get(&target) {
+                Some(&i) => work.push(i),
+                None => return Err(err!(Grammar, "{}: cannot import '{n}': it is not defined in {file_name}", span(&at.file, *npos))),
+            }
+        }
+        while let Some(i) = work.pop() {
+            if std::mem::replace(&mut full_set[i], true) {
+                continue;
+            }
+            if let DefKind::Rule { params, body } = &sub.defs[i].kind {
+                let mut refs = Vec::new();
+                for_each_value(body, &mut |v| value_names(v, &mut refs));
+                work.extend(refs.into_iter().filter(|r| !params.iter().any(|p| p == r)).filter_map(|r| sub.index.get(r).copied()));
+            }
+        }
+        let mut keep: Vec<Option<bool>> = full_set.iter().map(|&f| f.then_some(false)).collect();
+        let mut work: Vec<usize> = (0..sub.defs.len()).filter(|&i| full_set[i]).collect();
+        while let Some(i) = work.pop() {
+            if let DefKind::Term { body: Some(body), .. } = &sub.defs[i].kind {
+                let mut refs = Vec::new();
+                for_each_value(body, &mut |v| value_names(v, &mut refs));
+                for r in refs {
+                    if let Some(&j) = sub.index.get(r) {
+                        if keep[j].is_none() {
+                            keep[j] = Some(true);
+                            work.push(j);
+                        }
+                    }
+                }
+            }
+        }
+        for (d, k) in sub.defs.into_iter().zip(keep) {
+            let Some(inline_only) = k else { continue };
+            if self.index.contains_key(&d.name) {
+                return Err(err!(Grammar, "{at}: cannot import '{}' from {file_name}: a symbol of that name is already defined", d.name));
+            }
+            self.index.insert(d.name.clone(), self.defs.len());
+            self.defs.push(Definition { inline_only: inline_only || d.inline_only, ..d });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

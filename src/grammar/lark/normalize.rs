@@ -1,0 +1,773 @@
+//! Normalization: definitions → [`Cfg`] (terminal regexes, EBNF → BNF).
+//!
+//! Glossary (Lark `load_grammar.py` → here):
+//! - `TerminalTreeToPattern` → [`Norm::term_pat`] / [`Norm::value_pat`] ([`Pat`] ≈ `PatternStr`/`PatternRE`);
+//! - `PrepareAnonTerminals` → [`Norm::anon_terminal`] (`term_reverse`, `term_set`, `__ANON_%d`);
+//! - `ApplyTemplates` → template [`Job`]s named `name{arg,..}`;
+//! - `EBNF_to_BNF` (+ `rules_cache`, `_add_recurse_rule`, `_generate_repeats`) → [`Norm::expr`],
+//!   [`Norm::recurse_rule`], [`Norm::repeats`];
+//! - `SimplifyRule_Visitor` (distribution of nested alternatives) → [`product`] over [`Alts`].
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use super::pyregex::{self, push_literal};
+use super::syntax::{Alt, Atom, Expansions, Expr, Op, Pos, Value};
+use super::{span, Builder, DefKind, Definition};
+use crate::error::Result;
+use crate::err;
+use crate::grammar::{Cfg, IndentConfig, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
+use crate::ids::{NonterminalId, TerminalId};
+
+/// Lark's `_TERMINAL_NAMES`: names for anonymous punctuation literals.
+const TERMINAL_NAMES: &[(&str, &str)] = &[
+    (".", "DOT"), (",", "COMMA"), (":", "COLON"), (";", "SEMICOLON"), ("+", "PLUS"), ("-", "MINUS"), ("*", "STAR"),
+    ("/", "SLASH"), ("\\", "BACKSLASH"), ("|", "VBAR"), ("?", "QMARK"), ("!", "BANG"), ("@", "AT"), ("#", "HASH"),
+    ("$", "DOLLAR"), ("%", "PERCENT"), ("^", "CIRCUMFLEX"), ("&", "AMPERSAND"), ("_", "UNDERSCORE"), ("<", "LESSTHAN"),
+    (">", "MORETHAN"), ("=", "EQUAL"), ("\"", "DBLQUOTE"), ("'", "QUOTE"), ("`", "BACKQUOTE"), ("~", "TILDE"),
+    ("(", "LPAR"), (")", "RPAR"), ("{", "LBRACE"), ("}", "RBRACE"), ("[", "LSQB"), ("]", "RSQB"), ("\n", "NEWLINE"),
+    ("\r\n", "CRLF"), ("\t", "TAB"), (" ", "SPACE"),
+];
+
+/// Lark's `REPEAT_BREAK_THRESHOLD` and `SMALL_FACTOR_THRESHOLD`.
+const REPEAT_BREAK_THRESHOLD: u32 = 50;
+const SMALL_FACTOR_THRESHOLD: u32 = 5;
+/// Most alternatives one rule may expand to, and most template instances.
+const MAX_ALTS: usize = 1 << 16;
+const MAX_INSTANCES: usize = 10_000;
+/// Deepest chain of terminal references.
+const MAX_TERM_DEPTH: usize = 256;
+
+/// A terminal pattern before naming (Lark's `PatternStr` / `PatternRE`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Pat {
+    Str { text: String, ci: bool },
+    /// regex-syntax dialect, self-contained.
+    Re(String),
+}
+
+impl Pat {
+    fn to_regex(&self) -> String {
+        match self {
+            Pat::Str { text, ci: false } => regex_syntax::escape(text),
+            Pat::Str { text, ci: true } => format!("(?i:{})", regex_syntax::escape(text)),
+            Pat::Re(r) => r.clone(),
+        }
+    }
+    /// As a concatenation operand.
+    fn to_operand(&self) -> String {
+        match self {
+            Pat::Str { .. } => self.to_regex(),
+            Pat::Re(r) => format!("(?:{r})"),
+        }
+    }
+}
+
+/// A compiled pattern and the unsupported constructs (lookaround, ...) it uses.
+#[derive(Clone, Debug)]
+struct CPat {
+    pat: Pat,
+    unsupported: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Sym {
+    T(String),
+    N(String),
+}
+
+type Alts = Vec<Vec<Sym>>;
+
+struct TermEntry {
+    name: String,
+    /// `None`: `%declare`d.
+    pat: Option<CPat>,
+    priority: i32,
+    span: Span,
+}
+
+/// A rule (or template instance) waiting to be expanded.
+struct Job {
+    name: String,
+    def: usize,
+    params: HashMap<String, Sym>,
+}
+
+#[derive(PartialEq, Eq, Hash)]
+enum HelperKey {
+    Recurse(Alts),
+    Repeat { a: u32, b: u32, target: Alts, atom: Alts, opt: bool },
+}
+
+struct Norm<'b> {
+    defs: &'b [Definition],
+    index: &'b HashMap<String, usize>,
+    pats: HashMap<usize, CPat>,
+    in_progress: Vec<usize>,
+    terms: Vec<TermEntry>,
+    term_idx: HashMap<String, usize>,
+    term_reverse: HashMap<Pat, usize>,
+    anon: usize,
+    rules: Vec<(String, Alts, Span)>,
+    helpers: Vec<(String, Alts, Span)>,
+    cache: HashMap<HelperKey, String>,
+    helper_n: usize,
+    instances: HashSet<String>,
+    queue: VecDeque<Job>,
+    /// The rule being expanded (prefix of helper names) and its span.
+    prefix: String,
+    cur_span: Span,
+}
+
+/// Cartesian product (leftmost factor varies slowest, as Lark distributes).
+fn product(acc: &Alts, next: &Alts, rule: &str) -> Result<Alts> {
+    if acc.len().saturating_mul(next.len()) > MAX_ALTS {
+        return Err(err!(Limit, "rule '{rule}' expands to more than {MAX_ALTS} alternatives (too many nested optionals or repeats)"));
+    }
+    let mut out = Vec::with_capacity(acc.len() * next.len());
+    for a in acc {
+        for b in next {
+            let mut v = a.clone();
+            v.extend(b.iter().cloned());
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+fn dedup(alts: Alts) -> Alts {
+    let mut seen = HashSet::new();
+    alts.into_iter().filter(|a| seen.insert(a.clone())).collect()
+}
+
+/// Lark's `small_factors`: `n = (((1*a1+b1)*a2+b2)...)`, all `a+b <= max`.
+pub(crate) fn small_factors(n: u32, max: u32) -> Vec<(u32, u32)> {
+    if n <= max {
+        return vec![(n, 0)];
+    }
+    for a in (2..=max).rev() {
+        let (r, b) = (n / a, n % a);
+        if a + b <= max {
+            let mut v = small_factors(r, max);
+            v.push((a, b));
+            return v;
+        }
+    }
+    vec![(n, 0)] // unreachable for max >= 3 (b < a <= max, and a = 2 gives b <= 1)
+}
+
+impl<'b> Norm<'b> {
+    fn def_span(&self, d: usize, p: Pos) -> Span {
+        span(&self.defs[d].file, p)
+    }
+
+    // ---------------------------------------------------------------- terminals
+
+    /// The pattern of terminal definition `d` (memoized; detects recursion).
+    fn term_pat(&mut self, d: usize) -> Result<CPat> {
+        if let Some(p) = self.pats.get(&d) {
+            return Ok(p.clone());
+        }
+        let def = &self.defs[d];
+        if self.in_progress.contains(&d) {
+            return Err(err!(Grammar, "{}: recursion in terminal '{}' (recursion is only allowed in rules, not terminals)", def.span(), def.name));
+        }
+        if self.in_progress.len() > MAX_TERM_DEPTH {
+            return Err(err!(Limit, "{}: terminal references nested deeper than {MAX_TERM_DEPTH}", def.span()));
+        }
+        let DefKind::Term { body: Some(body), .. } = &def.kind else {
+            return Err(err!(Grammar, "{}: '{}' is not a terminal with a definition", def.span(), def.name));
+        };
+        self.in_progress.push(d);
+        let r = self.body_pat(d, body);
+        self.in_progress.pop();
+        let p = r?;
+        if p.pat == (Pat::Str { text: String::new(), ci: false }) {
+            return Err(err!(Grammar, "{}: terminal '{}' is empty (terminals must match at least one character)", def.span(), def.name));
+        }
+        self.pats.insert(d, p.clone());
+        Ok(p)
+    }
+
+    fn body_pat(&mut self, d: usize, body: &Expansions) -> Result<CPat> {
+        let mut alts = Vec::with_capacity(body.len());
+        for Alt { items, alias } in body {
+            if alias.is_some() {
+                let p = items.first().map_or(self.defs[d].pos, |e| e.pos);
+                return Err(err!(Grammar, "{}: aliases (->) are not allowed in terminals (in '{}')", self.def_span(d, p), self.defs[d].name));
+            }
+            let mut parts = Vec::with_capacity(items.len());
+            for e in items {
+                parts.push(self.expr_pat(d, e)?);
+            }
+            alts.push(match parts.len() {
+                0 => CPat { pat: Pat::Str { text: String::new(), ci: false }, unsupported: vec![] },
+                1 => parts.pop().unwrap_or_else(|| unreachable!()),
+                _ => CPat {
+                    pat: Pat::Re(parts.iter().map(|p| p.pat.to_operand()).collect()),
+                    unsupported: parts.into_iter().flat_map(|p| p.unsupported).collect(),
+                },
+            });
+        }
+        if alts.len() == 1 {
+            return Ok(alts.pop().unwrap_or_else(|| unreachable!()));
+        }
+        let re = alts.iter().map(|p| p.pat.to_regex()).collect::<Vec<_>>().join("|");
+        Ok(CPat { pat: Pat::Re(format!("(?:{re})")), unsupported: alts.into_iter().flat_map(|p| p.unsupported).collect() })
+    }
+
+    fn expr_pat(&mut self, d: usize, e: &Expr) -> Result<CPat> {
+        let inner = match &e.atom {
+            Atom::Value(v) => self.value_pat(d, v)?,
+            Atom::Group(b) => self.body_pat(d, b)?,
+            Atom::Maybe(b) => {
+                let p = self.body_pat(d, b)?;
+                return Ok(CPat { pat: Pat::Re(format!("(?:{})?", p.pat.to_regex())), unsupported: p.unsupported });
+            }
+        };
+        let op = match e.op {
+            Op::None => return Ok(inner),
+            Op::Opt => "?".to_string(),
+            Op::Star => "*".to_string(),
+            Op::Plus => "+".to_string(),
+            Op::Repeat(a, b) if a == b => format!("{{{a}}}"),
+            Op::Repeat(a, b) => format!("{{{a},{b}}}"),
+        };
+        Ok(CPat { pat: Pat::Re(format!("(?:{}){op}", inner.pat.to_regex())), unsupported: inner.unsupported })
+    }
+
+    /// A value inside terminal definition `d` (or, for literals, inside a rule of file `d`).
+    fn value_pat(&mut self, d: usize, v: &Value) -> Result<CPat> {
+        let sp = |s: &Self, p: Pos| s.def_span(d, p);
+        Ok(match v {
+            Value::Str { text, ci, pos } => {
+                if text.is_empty() {
+                    return Err(err!(Grammar, "{}: empty string literal (terminals must match at least one character)", sp(self, *pos)));
+                }
+                CPat { pat: Pat::Str { text: text.clone(), ci: *ci }, unsupported: vec![] }
+            }
+            Value::Regex { src, flags, pos } => {
+                if flags.contains('l') {
+                    return Err(err!(Grammar, "{}: the regex flag `l` (locale) is not supported", sp(self, *pos)));
+                }
+                let t = pyregex::translate(src, flags.contains('x')).map_err(|e| err!(Regex, "{}: cannot translate regex /{src}/: {e}", sp(self, *pos)))?;
+                let mut f = String::new();
+                for c in flags.chars().filter(|c| "ims".contains(*c)) {
+                    if !f.contains(c) {
+                        f.push(c);
+                    }
+                }
+                let regex = if f.is_empty() { t.regex } else { format!("(?{f}:{})", t.regex) };
+                CPat { pat: Pat::Re(regex), unsupported: t.unsupported }
+            }
+            Value::Range { lo, hi, .. } => {
+                let mut r = String::from("[");
+                push_literal(&mut r, *lo);
+                r.push('-');
+                push_literal(&mut r, *hi);
+                r.push(']');
+                CPat { pat: Pat::Re(r), unsupported: vec![] }
+            }
+            Value::Term(n, pos) => match self.index.get(n).copied() {
+                Some(t) if matches!(self.defs[t].kind, DefKind::Term { body: Some(_), .. }) => self.term_pat(t)?,
+                Some(t) if self.defs[t].is_term() => {
+                    return Err(err!(Grammar, "{}: terminal '{n}' is %declare'd and cannot be used inside terminal '{}'", sp(self, *pos), self.defs[d].name))
+                }
+                _ => return Err(err!(Grammar, "{}: undefined terminal '{n}' (used in terminal '{}')", sp(self, *pos), self.defs[d].name)),
+            },
+            Value::Rule(n, pos) | Value::Template { name: n, pos, .. } => {
+                return Err(err!(Grammar, "{}: rules are not allowed inside terminals ('{n}' in terminal '{}')", sp(self, *pos), self.defs[d].name))
+            }
+        })
+    }
+
+    /// Lark's `PrepareAnonTerminals.pattern`: the terminal for a literal used in a rule.
+    fn anon_terminal(&mut self, p: CPat, span: Span) -> String {
+        if let Some(&i) = self.term_reverse.get(&p.pat) {
+            return self.terms[i].name.clone();
+        }
+        let mut name = None;
+        if let Pat::Str { text, .. } = &p.pat {
+            name = TERMINAL_NAMES.iter().find(|(t, _)| t == text).map(|(_, n)| n.to_string());
+            if name.is_none() {
+                let mut cs = text.chars();
+                let ident = cs.next().is_some_and(|c| c == '_' || c.is_alphabetic()) && cs.all(|c| c == '_' || c.is_alphanumeric());
+                if ident {
+                    name = Some(text.to_uppercase());
+                }
+            }
+            if name.as_ref().is_some_and(|n| self.term_idx.contains_key(n)) {
+                name = None;
+            }
+        }
+        let name = name.unwrap_or_else(|| {
+            let mut n;
+            loop {
+                n = format!("__ANON_{}", self.anon);
+                self.anon += 1;
+                if !self.term_idx.contains_key(&n) {
+                    break n;
+                }
+            }
+        });
+        let i = self.terms.len();
+        self.term_reverse.insert(p.pat.clone(), i);
+        self.term_idx.insert(name.clone(), i);
+        self.terms.push(TermEntry { name: name.clone(), pat: Some(p), priority: 0, span });
+        name
+    }
+
+    // ---------------------------------------------------------------- rules
+
+    fn alts(&mut self, j: &Job, body: &Expansions) -> Result<Alts> {
+        let mut out = Vec::new();
+        for alt in body {
+            let mut acc: Alts = vec![vec![]];
+            for e in &alt.items {
+                let x = self.expr(j, e)?;
+                acc = product(&acc, &x, &self.prefix)?;
+            }
+            out.extend(acc);
+            if out.len() > MAX_ALTS {
+                return Err(err!(Limit, "rule '{}' expands to more than {MAX_ALTS} alternatives", self.prefix));
+            }
+        }
+        Ok(dedup(out))
+    }
+
+    fn expr(&mut self, j: &Job, e: &Expr) -> Result<Alts> {
+        let base = match &e.atom {
+            Atom::Value(v) => vec![vec![self.sym(j, v)?]],
+            Atom::Group(b) => self.alts(j, b)?,
+            Atom::Maybe(b) => {
+                let mut a = self.alts(j, b)?;
+                a.push(vec![]);
+                dedup(a)
+            }
+        };
+        Ok(match e.op {
+            Op::None => base,
+            Op::Opt => {
+                let mut a = base;
+                a.push(vec![]);
+                dedup(a)
+            }
+            Op::Plus => vec![vec![Sym::N(self.recurse_rule("plus", base))]],
+            Op::Star => vec![vec![Sym::N(self.recurse_rule("star", base))], vec![]],
+            Op::Repeat(mn, mx) => self.repeats(base, mn, mx)?,
+        })
+    }
+
+    /// `_add_recurse_rule`: `N: x | N x`, shared between identical operands.
+    fn recurse_rule(&mut self, kind: &str, base: Alts) -> String {
+        let key = HelperKey::Recurse(base.clone());
+        if let Some(n) = self.cache.get(&key) {
+            return n.clone();
+        }
+        let name = format!("__{}_{kind}_{}", self.prefix, self.helper_n);
+        self.helper_n += 1;
+        let mut alts = base.clone();
+        alts.extend(base.iter().map(|a| std::iter::once(Sym::N(name.clone())).chain(a.iter().cloned()).collect()));
+        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone()));
+        self.cache.insert(key, name.clone());
+        name
+    }
+
+    fn seq(&self, parts: &[&Alts]) -> Result<Alts> {
+        let mut acc: Alts = vec![vec![]];
+        for p in parts {
+            acc = product(&acc, p, &self.prefix)?;
+        }
+        Ok(acc)
+    }
+
+    /// `_add_repeat_rule` / `_add_repeat_opt_rule`.
+    fn repeat_rule(&mut self, a: u32, b: u32, target: &Alts, target_opt: Option<&Alts>, atom: &Alts) -> Result<Alts> {
+        let key = HelperKey::Repeat { a, b, target: target.clone(), atom: atom.clone(), opt: target_opt.is_some() };
+        if let Some(n) = self.cache.get(&key) {
+            return Ok(vec![vec![Sym::N(n.clone())]]);
+        }
+        let opt = if target_opt.is_some() { "_opt" } else { "" };
+        let name = format!("__{}_repeat_a{a}_b{b}{opt}_{}", self.prefix, self.helper_n);
+        self.helper_n += 1;
+        let mut alts = Vec::new();
+        match target_opt {
+            None => {
+                let parts: Vec<&Alts> = std::iter::repeat(target).take(a as usize).chain(std::iter::repeat(atom).take(b as usize)).collect();
+                alts.extend(self.seq(&parts)?);
+            }
+            Some(topt) => {
+                for i in 0..a as usize {
+                    let parts: Vec<&Alts> = std::iter::repeat(target).take(i).chain(std::iter::once(topt)).collect();
+                    alts.extend(self.seq(&parts)?);
+                }
+                for i in 0..b as usize {
+                    let parts: Vec<&Alts> = std::iter::repeat(target).take(a as usize).chain(std::iter::repeat(atom).take(i)).collect();
+                    alts.extend(self.seq(&parts)?);
+                }
+            }
+        }
+        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone()));
+        self.cache.insert(key, name.clone());
+        Ok(vec![vec![Sym::N(name)]])
+    }
+
+    /// `_generate_repeats`: `rule ~ mn..mx`.
+    fn repeats(&mut self, rule: Alts, mn: u32, mx: u32) -> Result<Alts> {
+        if mx < REPEAT_BREAK_THRESHOLD {
+            let mut out = Vec::new();
+            for n in mn..=mx {
+                let parts: Vec<&Alts> = std::iter::repeat(&rule).take(n as usize).collect();
+                out.extend(self.seq(&parts)?);
+                if out.len() > MAX_ALTS {
+                    return Err(err!(Limit, "rule '{}' expands to more than {MAX_ALTS} alternatives", self.prefix));
+                }
+            }
+            return Ok(dedup(out));
+        }
+        let mut mn_target = rule.clone();
+        for (a, b) in small_factors(mn, SMALL_FACTOR_THRESHOLD) {
+            mn_target = self.repeat_rule(a, b, &mn_target, None, &rule)?;
+        }
+        if mx == mn {
+            return Ok(mn_target);
+        }
+        let diff = (mx - mn).checked_add(1).ok_or_else(|| err!(Limit, "repeat count {mx} is too large"))?;
+        let factors = small_factors(diff, SMALL_FACTOR_THRESHOLD);
+        let mut diff_target = rule.clone();
+        let mut diff_opt: Alts = vec![vec![]];
+        let (last, init) = factors.split_last().unwrap_or((&(1, 0), &[]));
+        for &(a, b) in init {
+            diff_opt = self.repeat_rule(a, b, &diff_target, Some(&diff_opt), &rule)?;
+            diff_target = self.repeat_rule(a, b, &diff_target, None, &rule)?;
+        }
+        diff_opt = self.repeat_rule(last.0, last.1, &diff_target, Some(&diff_opt), &rule)?;
+        self.seq(&[&mn_target, &diff_opt])
+    }
+
+    fn sym(&mut self, j: &Job, v: &Value) -> Result<Sym> {
+        let d = j.def;
+        match v {
+            Value::Term(n, pos) => match self.term_idx.get(n) {
+                Some(_) => Ok(Sym::T(n.clone())),
+                None => Err(err!(Grammar, "{}: undefined terminal '{n}' (used in rule '{}')", self.def_span(d, *pos), self.defs[d].name)),
+            },
+            Value::Rule(n, pos) => {
+                if let Some(s) = j.params.get(n) {
+                    return Ok(s.clone());
+                }
+                match self.index.get(n).map(|&i| &self.defs[i].kind) {
+                    Some(DefKind::Rule { params, .. }) if params.is_empty() => Ok(Sym::N(n.clone())),
+                    Some(DefKind::DeclaredRule) => Ok(Sym::N(n.clone())),
+                    Some(DefKind::Rule { params, .. }) => Err(err!(
+                        Grammar,
+                        "{}: template '{n}' used without arguments (it takes {})",
+                        self.def_span(d, *pos),
+                        params.len()
+                    )),
+                    _ => Err(err!(Grammar, "{}: undefined rule '{n}' (used in rule '{}')", self.def_span(d, *pos), self.defs[d].name)),
+                }
+            }
+            Value::Template { name, args, pos } => {
+                let at = self.def_span(d, *pos);
+                if j.params.contains_key(name) {
+                    return Err(err!(Grammar, "{at}: template parameter '{name}' cannot be used as a template"));
+                }
+                let Some(&t) = self.index.get(name) else {
+                    return Err(err!(Grammar, "{at}: undefined template '{name}' (used in rule '{}')", self.defs[d].name));
+                };
+                let DefKind::Rule { params, .. } = &self.defs[t].kind else {
+                    return Err(err!(Grammar, "{at}: '{name}' is not a template"));
+                };
+                if params.len() != args.len() {
+                    let what = if params.is_empty() { "is not a template (it takes no arguments)".to_string() } else { format!("expects {} argument(s), got {}", params.len(), args.len()) };
+                    return Err(err!(Grammar, "{at}: template '{name}' {what}"));
+                }
+                let params = params.clone();
+                let mut syms = Vec::with_capacity(args.len());
+                for a in args {
+                    syms.push(self.sym(j, a)?);
+                }
+                let inst = format!("{name}{{{}}}", syms.iter().map(|s| match s { Sym::T(n) | Sym::N(n) => n.as_str() }).collect::<Vec<_>>().join(","));
+                if self.instances.insert(inst.clone()) {
+                    if self.instances.len() > MAX_INSTANCES {
+                        return Err(err!(Limit, "{at}: more than {MAX_INSTANCES} template instances (recursive template?)"));
+                    }
+                    self.queue.push_back(Job { name: inst.clone(), def: t, params: params.into_iter().zip(syms).collect() });
+                }
+                Ok(Sym::N(inst))
+            }
+            Value::Str { pos, .. } | Value::Regex { pos, .. } | Value::Range { pos, .. } => {
+                let p = self.value_pat(d, v)?;
+                Ok(Sym::T(self.anon_terminal(p, self.def_span(d, *pos))))
+            }
+        }
+    }
+}
+
+/// Upfront checks over all rule definitions (Lark's `GrammarBuilder.validate`).
+fn validate(b: &Builder) -> Result<()> {
+    for d in b.defs.iter().filter(|d| !d.inline_only) {
+        let DefKind::Rule { params, body } = &d.kind else { continue };
+        for (i, p) in params.iter().enumerate() {
+            if params[..i].contains(p) {
+                return Err(err!(Grammar, "{}: duplicate template parameter '{p}' in '{}'", d.span(), d.name));
+            }
+            if b.index.contains_key(p) {
+                return Err(err!(Grammar, "{}: template parameter '{p}' of '{}' clashes with a rule of that name", d.span(), d.name));
+            }
+        }
+        let mut res = Ok(());
+        super::for_each_value(body, &mut |v| {
+            if res.is_ok() {
+                res = check_value(b, d, params, v);
+            }
+        });
+        res?;
+    }
+    Ok(())
+}
+
+fn check_value(b: &Builder, d: &Definition, params: &[String], v: &Value) -> Result<()> {
+    let at = |p: Pos| span(&d.file, p);
+    let lookup = |n: &str| b.index.get(n).map(|&i| &b.defs[i]).filter(|x| !x.inline_only);
+    match v {
+        Value::Term(n, pos) => match lookup(n) {
+            Some(x) if x.is_term() => Ok(()),
+            _ => Err(err!(Grammar, "{}: undefined terminal '{n}' (used in rule '{}')", at(*pos), d.name)),
+        },
+        Value::Rule(n, pos) => {
+            if params.contains(n) {
+                return Ok(());
+            }
+            match lookup(n).map(|x| &x.kind) {
+                Some(DefKind::Rule { params: p, .. }) if !p.is_empty() => {
+                    Err(err!(Grammar, "{}: template '{n}' used without arguments (it takes {})", at(*pos), p.len()))
+                }
+                Some(DefKind::Rule { .. } | DefKind::DeclaredRule) => Ok(()),
+                _ => Err(err!(Grammar, "{}: undefined rule '{n}' (used in rule '{}')", at(*pos), d.name)),
+            }
+        }
+        Value::Template { name, args, pos } => {
+            if params.contains(name) {
+                return Err(err!(Grammar, "{}: template parameter '{name}' cannot be used as a template", at(*pos)));
+            }
+            match lookup(name).map(|x| &x.kind) {
+                Some(DefKind::Rule { params: p, .. }) if p.len() == args.len() => {}
+                Some(DefKind::Rule { params: p, .. }) if p.is_empty() => {
+                    return Err(err!(Grammar, "{}: '{name}' is not a template (it takes no arguments)", at(*pos)))
+                }
+                Some(DefKind::Rule { params: p, .. }) => {
+                    return Err(err!(Grammar, "{}: template '{name}' expects {} argument(s), got {}", at(*pos), p.len(), args.len()))
+                }
+                _ => return Err(err!(Grammar, "{}: undefined template '{name}' (used in rule '{}')", at(*pos), d.name)),
+            }
+            args.iter().try_for_each(|a| check_value(b, d, params, a))
+        }
+        Value::Str { text, pos, .. } if text.is_empty() => {
+            Err(err!(Grammar, "{}: empty string literal (terminals must match at least one character)", at(*pos)))
+        }
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
+    validate(&b)?;
+    for (n, sp) in &b.ignore {
+        if !b.index.get(n).is_some_and(|&i| b.defs[i].is_term() && !b.defs[i].inline_only) {
+            return Err(err!(Grammar, "{sp}: %ignore of undefined terminal '{n}'"));
+        }
+    }
+    let mut nm = Norm {
+        defs: &b.defs,
+        index: &b.index,
+        pats: HashMap::new(),
+        in_progress: Vec::new(),
+        terms: Vec::new(),
+        term_idx: HashMap::new(),
+        term_reverse: HashMap::new(),
+        anon: 0,
+        rules: Vec::new(),
+        helpers: Vec::new(),
+        cache: HashMap::new(),
+        helper_n: 0,
+        instances: HashSet::new(),
+        queue: VecDeque::new(),
+        prefix: String::new(),
+        cur_span: Span::default(),
+    };
+    // Terminals, in definition order (Lark compiles all of them).
+    for (i, d) in b.defs.iter().enumerate() {
+        let DefKind::Term { priority, body } = &d.kind else { continue };
+        if d.inline_only {
+            continue;
+        }
+        let pat = match body {
+            Some(_) => Some(nm.term_pat(i)?),
+            None => None,
+        };
+        let t = nm.terms.len();
+        if let Some(p) = &pat {
+            nm.term_reverse.insert(p.pat.clone(), t);
+        }
+        nm.term_idx.insert(d.name.clone(), t);
+        nm.terms.push(TermEntry { name: d.name.clone(), pat, priority: *priority, span: d.span() });
+    }
+    // Rules: definitions in order, then template instances as they appear.
+    for (i, d) in b.defs.iter().enumerate() {
+        if let DefKind::Rule { params, .. } = &d.kind {
+            if params.is_empty() && !d.inline_only {
+                nm.queue.push_back(Job { name: d.name.clone(), def: i, params: HashMap::new() });
+            }
+        }
+    }
+    while let Some(j) = nm.queue.pop_front() {
+        let DefKind::Rule { body, .. } = &b.defs[j.def].kind else { continue };
+        nm.prefix = j.name.clone();
+        nm.cur_span = b.defs[j.def].span();
+        let alts = nm.alts(&j, body)?;
+        nm.rules.push((j.name, alts, b.defs[j.def].span()));
+    }
+    let mut all_rules = std::mem::take(&mut nm.rules);
+    all_rules.append(&mut nm.helpers);
+
+    // Reachability from the start rule.
+    let by_name: HashMap<&str, usize> = all_rules.iter().enumerate().map(|(i, r)| (r.0.as_str(), i)).collect();
+    let declared_rules: HashMap<&str, &Definition> =
+        b.defs.iter().filter(|d| matches!(d.kind, DefKind::DeclaredRule) && !d.inline_only).map(|d| (d.name.as_str(), d)).collect();
+    if !by_name.contains_key(start) && !declared_rules.contains_key(start) {
+        let hint = match b.index.get(start).map(|&i| &b.defs[i]) {
+            Some(d) if d.is_term() => format!(" ('{start}' is a terminal)"),
+            Some(d) => format!(" ('{start}' at {} is a template)", d.span()),
+            None => String::new(),
+        };
+        return Err(err!(Grammar, "start rule '{start}' is not defined{hint}"));
+    }
+    let mut reach: HashSet<&str> = HashSet::new();
+    let mut work = vec![start];
+    while let Some(n) = work.pop() {
+        if !reach.insert(n) {
+            continue;
+        }
+        if let Some(&i) = by_name.get(n) {
+            for alt in &all_rules[i].1 {
+                for s in alt {
+                    if let Sym::N(m) = s {
+                        work.push(m);
+                    }
+                }
+            }
+        }
+    }
+    // Terminals kept: used by kept rules, %ignore'd, %indent'ed.
+    let mut used: HashSet<&str> = HashSet::new();
+    for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
+        for alt in &r.1 {
+            for s in alt {
+                if let Sym::T(t) = s {
+                    used.insert(t);
+                }
+            }
+        }
+    }
+    let ignored: HashSet<&str> = b.ignore.iter().map(|(n, _)| n.as_str()).collect();
+    used.extend(ignored.iter().copied());
+    if let Some((names, _)) = &b.indent {
+        used.extend(names.iter().map(|(n, _)| n.as_str()));
+    }
+
+    // Lookaround / backreferences: one error listing every offending terminal.
+    let bad: Vec<String> = nm
+        .terms
+        .iter()
+        .filter(|t| used.contains(t.name.as_str()))
+        .filter_map(|t| {
+            let p = t.pat.as_ref()?;
+            let mut what: Vec<&str> = Vec::new();
+            for u in &p.unsupported {
+                if !what.contains(&u.as_str()) {
+                    what.push(u);
+                }
+            }
+            (!what.is_empty()).then(|| format!("  {}: {} uses {}", t.span, t.name, what.join(", ")))
+        })
+        .collect();
+    if !bad.is_empty() {
+        return Err(err!(
+            Grammar,
+            "{}: {} terminal(s) use lookaround or backreferences, which the lexer cannot support; rewrite them without:\n{}",
+            b.root_file,
+            bad.len(),
+            bad.join("\n")
+        ));
+    }
+
+    // Assemble.
+    let mut terminals = Vec::new();
+    let mut tid: HashMap<&str, TerminalId> = HashMap::new();
+    let parser = || regex_syntax::ParserBuilder::new().build();
+    for t in nm.terms.iter().filter(|t| used.contains(t.name.as_str())) {
+        let pattern = match &t.pat {
+            None => TerminalPattern::Declared,
+            Some(CPat { pat: Pat::Str { text, ci }, .. }) => {
+                TerminalPattern::Literal { text: text.clone(), case_insensitive: *ci, regex: Pat::Str { text: text.clone(), ci: *ci }.to_regex() }
+            }
+            Some(CPat { pat: Pat::Re(r), .. }) => {
+                parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
+                TerminalPattern::Regex { regex: r.clone() }
+            }
+        };
+        tid.insert(&t.name, TerminalId::new(terminals.len()));
+        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone() });
+    }
+    let mut nonterminals = Vec::new();
+    let mut nid: HashMap<&str, NonterminalId> = HashMap::new();
+    for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
+        nid.insert(&r.0, NonterminalId::new(nonterminals.len()));
+        nonterminals.push(NonterminalDef { name: r.0.clone(), span: r.2.clone() });
+    }
+    for (n, d) in &declared_rules {
+        if reach.contains(n) && !nid.contains_key(n) {
+            nid.insert(n, NonterminalId::new(nonterminals.len()));
+            nonterminals.push(NonterminalDef { name: n.to_string(), span: d.span() });
+        }
+    }
+    let mut rules = Vec::new();
+    for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
+        for alt in &r.1 {
+            let rhs = alt
+                .iter()
+                .map(|s| match s {
+                    Sym::T(t) => tid.get(t.as_str()).map(|&i| Symbol::T(i)),
+                    Sym::N(n) => nid.get(n.as_str()).map(|&i| Symbol::N(i)),
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| err!(Grammar, "{}: internal error: unresolved symbol in rule '{}'", r.2, r.0))?;
+            rules.push(Rule { lhs: nid[r.0.as_str()], rhs, span: r.2.clone() });
+        }
+    }
+    let indent = match &b.indent {
+        None => None,
+        Some((names, at)) => {
+            let get = |k: usize, declared: bool| -> Result<TerminalId> {
+                let (n, sp) = &names[k];
+                let id = tid.get(n.as_str()).copied().ok_or_else(|| err!(Grammar, "{sp}: %indent names undefined terminal '{n}'"))?;
+                let is_decl = matches!(terminals[id.index()].pattern, TerminalPattern::Declared);
+                match (declared, is_decl) {
+                    (true, false) => Err(err!(Grammar, "{sp}: %indent: '{n}' must be %declare'd (the indentation layer produces it), but it is defined")),
+                    (false, true) => Err(err!(Grammar, "{sp}: %indent: newline terminal '{n}' must be defined with a pattern, not %declare'd")),
+                    _ => Ok(id),
+                }
+            };
+            let (newline, ind, ded) = (get(0, false)?, get(1, true)?, get(2, true)?);
+            if ind == ded {
+                return Err(err!(Grammar, "{at}: %indent: INDENT and DEDENT must be different terminals"));
+            }
+            let with_text = |set: &[&str]| -> Vec<TerminalId> {
+                terminals.iter().enumerate().filter(|(_, t)| t.literal_text().is_some_and(|x| set.contains(&x))).map(|(i, _)| TerminalId::new(i)).collect()
+            };
+            Some(IndentConfig { newline, indent: ind, dedent: ded, open: with_text(&["(", "[", "{"]), close: with_text(&[")", "]", "}"]) })
+        }
+    };
+    let start_id = nid.get(start).copied().ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
+    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent })
+}

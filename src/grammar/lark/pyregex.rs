@@ -1,0 +1,489 @@
+//! Python `re` → regex-syntax translation, and Lark string-literal escapes.
+//!
+//! Lark regexes (`/.../flags`) are Python `re` patterns. The translation keeps
+//! their meaning under regex-syntax:
+//! - `\Z` → `\z`; `\a`, `\0`/octal, `\xHH`, `\uHHHH`, `\UHHHHHHHH` → `\x{..}`;
+//!   `\<`/`\>` (literal in Python, word boundaries in regex-syntax) → `<`/`>`;
+//! - character sets are re-emitted item by item with every literal escaped, so
+//!   Python's literal `[`, `&&`, `--`, `~~` and whitespace (under `x`) stay
+//!   literal; `\b` in a set is a backspace;
+//! - `{` that is not a valid Python quantifier is a literal; `{,n}` → `{0,n}`;
+//! - named groups become non-capturing (names would clash once terminals are
+//!   inlined into each other); `(?#...)` comments are dropped; the `u` flag is
+//!   dropped (regex-syntax is Unicode-aware by default);
+//! - verbose mode (`x` flag or a leading `(?x)`) is applied here: whitespace and
+//!   `#` comments outside sets are removed, so the output never needs `x`.
+//!
+//! Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`,
+//! `(?P=name)`) cannot be expressed; they are *reported* in
+//! [`Translated::unsupported`] (so the caller can list every offending terminal
+//! at once) rather than failing immediately. Anything else that cannot be
+//! translated is an `Err` with a message.
+
+/// A translated pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Translated {
+    /// regex-syntax dialect (meaningless when `unsupported` is non-empty).
+    pub regex: String,
+    /// Constructs we cannot support, e.g. ``lookahead `(?!` ``.
+    pub unsupported: Vec<String>,
+}
+
+/// Pushes `c` as a literal that is safe anywhere (inside or outside a set).
+pub(crate) fn push_literal(out: &mut String, c: char) {
+    if c.is_ascii_punctuation() {
+        if c == '<' || c == '>' {
+            out.push(c);
+        } else {
+            out.push('\\');
+            out.push(c);
+        }
+    } else if c.is_whitespace() || c.is_control() {
+        out.push_str(&format!("\\x{{{:X}}}", c as u32));
+    } else {
+        out.push(c);
+    }
+}
+
+fn hex_char(chars: &[char], i: &mut usize, n: usize, what: &str) -> Result<char, String> {
+    let end = *i + n;
+    if end > chars.len() || !chars[*i..end].iter().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format!("incomplete escape {what}: expected {n} hex digits"));
+    }
+    let s: String = chars[*i..end].iter().collect();
+    *i = end;
+    let v = u32::from_str_radix(&s, 16).map_err(|e| format!("bad escape {what}{s}: {e}"))?;
+    char::from_u32(v).ok_or_else(|| format!("escape {what}{s} is not a valid Unicode scalar value"))
+}
+
+/// Octal escape starting at `chars[*i]` (already known to be an octal digit), up to 3 digits.
+fn octal_char(chars: &[char], i: &mut usize) -> Result<char, String> {
+    let mut v = 0u32;
+    let mut n = 0;
+    while n < 3 && *i < chars.len() && ('0'..='7').contains(&chars[*i]) {
+        v = v * 8 + (chars[*i] as u32 - '0' as u32);
+        *i += 1;
+        n += 1;
+    }
+    char::from_u32(v).ok_or_else(|| format!("octal escape {v:o} is out of range"))
+}
+
+/// Copies `\p{..}` / `\pL` bodies verbatim (after the `p`/`P`).
+fn copy_unicode_class(chars: &[char], i: &mut usize, out: &mut String) -> Result<(), String> {
+    match chars.get(*i) {
+        Some('{') => {
+            while *i < chars.len() {
+                let c = chars[*i];
+                out.push(c);
+                *i += 1;
+                if c == '}' {
+                    return Ok(());
+                }
+            }
+            Err("unterminated \\p{...}".into())
+        }
+        Some(&c) if c.is_ascii_alphabetic() => {
+            out.push(c);
+            *i += 1;
+            Ok(())
+        }
+        _ => Err("\\p must be followed by a class name".into()),
+    }
+}
+
+/// One item of a character set.
+enum SetItem {
+    Char(char),
+    /// A class escape such as `\d`, copied verbatim.
+    Class(String),
+}
+
+/// Parses one set item at `chars[*i]` (Python `_class_escape` semantics).
+fn set_item(chars: &[char], i: &mut usize) -> Result<SetItem, String> {
+    let c = chars[*i];
+    *i += 1;
+    if c != '\\' {
+        return Ok(SetItem::Char(c));
+    }
+    let Some(&e) = chars.get(*i) else { return Err("pattern ends with a lone backslash".into()) };
+    *i += 1;
+    Ok(match e {
+        'd' | 'D' | 's' | 'S' | 'w' | 'W' => SetItem::Class(format!("\\{e}")),
+        'p' | 'P' => {
+            let mut s = format!("\\{e}");
+            copy_unicode_class(chars, i, &mut s)?;
+            SetItem::Class(s)
+        }
+        'n' => SetItem::Char('\n'),
+        't' => SetItem::Char('\t'),
+        'r' => SetItem::Char('\r'),
+        'f' => SetItem::Char('\x0c'),
+        'v' => SetItem::Char('\x0b'),
+        'a' => SetItem::Char('\x07'),
+        'b' => SetItem::Char('\x08'),
+        'x' => SetItem::Char(hex_char(chars, i, 2, "\\x")?),
+        'u' => SetItem::Char(hex_char(chars, i, 4, "\\u")?),
+        'U' => SetItem::Char(hex_char(chars, i, 8, "\\U")?),
+        '0'..='7' => {
+            *i -= 1;
+            SetItem::Char(octal_char(chars, i)?)
+        }
+        'N' => return Err("named Unicode escapes \\N{...} are not supported".into()),
+        c if c.is_ascii_alphanumeric() => return Err(format!("bad escape \\{c} in a character set")),
+        c => SetItem::Char(c),
+    })
+}
+
+fn push_set_item(out: &mut String, it: &SetItem) {
+    match it {
+        SetItem::Char(c) => push_literal(out, *c),
+        SetItem::Class(s) => out.push_str(s),
+    }
+}
+
+/// Translates a character set starting after `[`; `*i` ends after `]`.
+fn translate_set(chars: &[char], i: &mut usize, out: &mut String) -> Result<(), String> {
+    out.push('[');
+    if chars.get(*i) == Some(&'^') {
+        out.push('^');
+        *i += 1;
+    }
+    let mut first = true;
+    loop {
+        let Some(&c) = chars.get(*i) else { return Err("unterminated character set '['".into()) };
+        if c == ']' && !first {
+            *i += 1;
+            break;
+        }
+        first = false;
+        let lo = set_item(chars, i)?;
+        if chars.get(*i) == Some(&'-') {
+            *i += 1;
+            match chars.get(*i) {
+                None => return Err("unterminated character set '['".into()),
+                Some(']') => {
+                    push_set_item(out, &lo);
+                    push_literal(out, '-');
+                    *i += 1;
+                    break;
+                }
+                Some(_) => {
+                    let hi = set_item(chars, i)?;
+                    match (&lo, &hi) {
+                        (SetItem::Char(a), SetItem::Char(b)) => {
+                            if a > b {
+                                return Err(format!("bad character range {a:?}-{b:?}"));
+                            }
+                            push_literal(out, *a);
+                            out.push('-');
+                            push_literal(out, *b);
+                        }
+                        _ => return Err("bad character range (a class like \\d cannot be a range end)".into()),
+                    }
+                }
+            }
+        } else {
+            push_set_item(out, &lo);
+        }
+    }
+    out.push(']');
+    Ok(())
+}
+
+/// If `chars[i..]` starts with a Python quantifier `{m}`, `{m,}`, `{,n}`, `{m,n}`,
+/// returns its regex-syntax form and length.
+fn brace_quantifier(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let mut j = i + 1;
+    let digits = |j: &mut usize| {
+        let s = *j;
+        while *j < chars.len() && chars[*j].is_ascii_digit() {
+            *j += 1;
+        }
+        chars[s..*j].iter().collect::<String>()
+    };
+    if chars.get(j) == Some(&'}') {
+        return None;
+    }
+    let lo = digits(&mut j);
+    let (comma, hi) = if chars.get(j) == Some(&',') {
+        j += 1;
+        (true, digits(&mut j))
+    } else {
+        (false, String::new())
+    };
+    if chars.get(j) != Some(&'}') {
+        return None;
+    }
+    let lo_n = if lo.is_empty() { "0".to_string() } else { lo };
+    let q = if !comma { format!("{{{lo_n}}}") } else if hi.is_empty() { format!("{{{lo_n},}}") } else { format!("{{{lo_n},{hi}}}") };
+    Some((q, j + 1 - i))
+}
+
+/// Translates a Python regex (the text between the slashes, Lark escapes
+/// included) into regex-syntax. `verbose` is the `x` flag.
+pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, String> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len() + 8);
+    let mut unsupported = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        match c {
+            '\\' => {
+                let Some(&e) = chars.get(i) else { return Err("pattern ends with a lone backslash".into()) };
+                i += 1;
+                match e {
+                    'Z' => out.push_str("\\z"),
+                    'A' | 'b' | 'B' | 'd' | 'D' | 's' | 'S' | 'w' | 'W' => {
+                        out.push('\\');
+                        out.push(e);
+                    }
+                    'p' | 'P' => {
+                        out.push('\\');
+                        out.push(e);
+                        copy_unicode_class(&chars, &mut i, &mut out)?;
+                    }
+                    'n' => push_literal(&mut out, '\n'),
+                    't' => push_literal(&mut out, '\t'),
+                    'r' => push_literal(&mut out, '\r'),
+                    'f' => push_literal(&mut out, '\x0c'),
+                    'v' => push_literal(&mut out, '\x0b'),
+                    'a' => push_literal(&mut out, '\x07'),
+                    'x' => push_literal(&mut out, hex_char(&chars, &mut i, 2, "\\x")?),
+                    'u' => push_literal(&mut out, hex_char(&chars, &mut i, 4, "\\u")?),
+                    'U' => push_literal(&mut out, hex_char(&chars, &mut i, 8, "\\U")?),
+                    '0' => {
+                        i -= 1;
+                        push_literal(&mut out, octal_char(&chars, &mut i)?);
+                    }
+                    '1'..='9' => {
+                        // Python: three octal digits are an octal escape, else a group reference.
+                        let oct = |k: usize| chars.get(k).is_some_and(|c| ('0'..='7').contains(c));
+                        if e <= '7' && oct(i) && oct(i + 1) {
+                            i -= 1;
+                            push_literal(&mut out, octal_char(&chars, &mut i)?);
+                        } else {
+                            let mut r = format!("\\{e}");
+                            if chars.get(i).is_some_and(|c| c.is_ascii_digit()) {
+                                r.push(chars[i]);
+                                i += 1;
+                            }
+                            unsupported.push(format!("backreference `{r}`"));
+                        }
+                    }
+                    'N' => return Err("named Unicode escapes \\N{...} are not supported".into()),
+                    e if e.is_ascii_alphabetic() => return Err(format!("bad escape \\{e}")),
+                    e => push_literal(&mut out, e),
+                }
+            }
+            '[' => translate_set(&chars, &mut i, &mut out)?,
+            '(' if chars.get(i) == Some(&'?') => {
+                i += 1;
+                let rest = |k: usize, s: &str| s.chars().enumerate().all(|(n, c)| chars.get(k + n) == Some(&c));
+                if rest(i, "=") || rest(i, "!") {
+                    unsupported.push(format!("lookahead `(?{}`", chars[i]));
+                    i += 1;
+                    out.push_str("(?:");
+                } else if rest(i, "<=") || rest(i, "<!") {
+                    unsupported.push(format!("lookbehind `(?<{}`", chars[i + 1]));
+                    i += 2;
+                    out.push_str("(?:");
+                } else if rest(i, "P<") {
+                    i += 2;
+                    while i < chars.len() && chars[i] != '>' {
+                        if !(chars[i].is_alphanumeric() || chars[i] == '_') {
+                            return Err("bad group name in (?P<...>".into());
+                        }
+                        i += 1;
+                    }
+                    if i >= chars.len() {
+                        return Err("unterminated group name in (?P<...>".into());
+                    }
+                    i += 1;
+                    out.push_str("(?:");
+                } else if rest(i, "P=") {
+                    let start = i - 2;
+                    while i < chars.len() && chars[i] != ')' {
+                        i += 1;
+                    }
+                    i = (i + 1).min(chars.len());
+                    unsupported.push(format!("backreference `{}`", chars[start..i].iter().collect::<String>()));
+                } else if rest(i, "#") {
+                    while i < chars.len() && chars[i] != ')' {
+                        i += 1;
+                    }
+                    if i >= chars.len() {
+                        return Err("unterminated comment (?#...".into());
+                    }
+                    i += 1;
+                } else if rest(i, ":") {
+                    i += 1;
+                    out.push_str("(?:");
+                } else if rest(i, ">") {
+                    return Err("atomic groups (?>...) are not supported".into());
+                } else if rest(i, "(") {
+                    return Err("conditional groups (?(...)...) are not supported".into());
+                } else {
+                    // Flags: (?aiLmsux-imsx:...) or global (?aiLmsux)
+                    let mut flags = String::new();
+                    while let Some(&f) = chars.get(i) {
+                        match f {
+                            'i' | 'm' | 's' | 'x' | '-' => flags.push(f),
+                            'u' => {}
+                            'a' | 'L' => return Err(format!("the `{f}` regex flag is not supported")),
+                            ':' | ')' => break,
+                            _ => return Err(format!("unknown extension (?{f}")),
+                        }
+                        i += 1;
+                    }
+                    match chars.get(i) {
+                        Some(':') => {
+                            i += 1;
+                            out.push_str(&format!("(?{flags}:"));
+                        }
+                        Some(')') => {
+                            i += 1;
+                            if flags.contains('x') && !flags.contains('-') {
+                                verbose = true;
+                                flags.retain(|f| f != 'x');
+                            }
+                            if !flags.is_empty() && flags != "-" {
+                                out.push_str(&format!("(?{flags})"));
+                            }
+                        }
+                        _ => return Err("unterminated group flags (?...".into()),
+                    }
+                }
+            }
+            '{' => match brace_quantifier(&chars, i - 1) {
+                Some((q, len)) => {
+                    out.push_str(&q);
+                    i += len - 1;
+                }
+                None => out.push_str("\\{"),
+            },
+            '}' => out.push_str("\\}"),
+            '#' if verbose => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            c if verbose && c.is_whitespace() => {}
+            '#' | '&' | '~' | '-' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_whitespace() || c.is_control() => push_literal(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    Ok(Translated { regex: out, unsupported })
+}
+
+/// Evaluates the escapes of a Lark string literal (the text between the
+/// quotes), as Lark does: `\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"` are
+/// interpreted, any other `\c` is kept as the two characters `\c`.
+pub(crate) fn eval_string(raw: &str) -> Result<String, String> {
+    let chars: Vec<char> = raw.chars().collect();
+    let mut out = String::with_capacity(raw.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&e) = chars.get(i) else { return Err("string ends with a lone backslash".into()) };
+        i += 1;
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'f' => out.push('\x0c'),
+            'x' => out.push(hex_char(&chars, &mut i, 2, "\\x")?),
+            'u' => out.push(hex_char(&chars, &mut i, 4, "\\u")?),
+            'U' => out.push(hex_char(&chars, &mut i, 8, "\\U")?),
+            '\\' => out.push('\\'),
+            '"' => out.push('"'),
+            e => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tr(s: &str) -> String {
+        let t = translate(s, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{s}: {:?}", t.unsupported);
+        regex_syntax::Parser::new().parse(&t.regex).unwrap_or_else(|e| panic!("{s} -> {}: {e}", t.regex));
+        t.regex
+    }
+
+    fn matches(py: &str, text: &str) -> bool {
+        let re = regex_automata::meta::Regex::new(&format!("^(?:{})$", tr(py))).unwrap();
+        re.is_match(text)
+    }
+
+    #[test]
+    fn translations() {
+        assert_eq!(tr(r"a\Z"), r"a\z");
+        assert_eq!(tr(r"x{,3}"), "x{0,3}");
+        assert_eq!(tr(r"x{2,}y{3}"), "x{2,}y{3}");
+        assert_eq!(tr(r"a{b}"), r"a\{b\}");
+        assert_eq!(tr(r"(?P<n>a)"), "(?:a)");
+        assert_eq!(tr(r"a(?#comment)b"), "ab");
+        assert_eq!(tr(r"\<"), "<");
+        assert!(matches(r"[[]", "["));
+        assert!(matches(r"[a&&b]", "&"));
+        assert!(matches(r"[+--]", ","));
+        assert!(matches(r"[a-]", "-"));
+        assert!(matches(r"[]a]", "]"));
+        assert!(matches(r"[^]a]", "b"));
+        assert!(!matches(r"[^]a]", "]"));
+        assert!(matches(r"[\b]", "\x08"));
+        assert!(matches(r"\101\0", "A\0"));
+        assert!(matches(r"\x41\u00e9", "Aé"));
+        assert!(matches(r"[^\W\d]\w*", "héllo_1"));
+        assert!(!matches(r"[^\W\d]\w*", "1a"));
+        assert!(matches(r"(?i)abc", "ABC"));
+        assert!(matches(r"\/\/", "//"));
+    }
+
+    #[test]
+    fn verbose() {
+        let t = translate("a b # comment\n c [ ]", true).unwrap();
+        assert_eq!(t.regex, r"abc[\x{20}]");
+        let t = translate("(?x) a  b", false).unwrap();
+        assert_eq!(t.regex, "ab");
+    }
+
+    #[test]
+    fn unsupported_reported() {
+        let t = translate(r#""(?!"").*?(?<!\\)""#, false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookahead `(?!`", "lookbehind `(?<!`"]);
+        let t = translate(r"(a)\1", false).unwrap();
+        assert_eq!(t.unsupported, vec![r"backreference `\1`"]);
+        let t = translate(r"(?P<x>a)(?P=x)", false).unwrap();
+        assert_eq!(t.unsupported, vec!["backreference `(?P=x)`"]);
+        assert!(translate(r"(?>a)", false).is_err());
+        assert!(translate(r"[a", false).is_err());
+        assert!(translate(r"\N{DIGIT ONE}", false).is_err());
+        assert!(translate("\\", false).is_err());
+        assert!(translate(r"[z-a]", false).is_err());
+    }
+
+    #[test]
+    fn string_escapes() {
+        assert_eq!(eval_string(r#"a\"b\\c\n\x41\d"#).unwrap(), "a\"b\\c\nA\\d");
+        assert!(eval_string(r"\x4").is_err());
+        assert!(eval_string("\\").is_err());
+    }
+}
