@@ -13,10 +13,13 @@
 //! (loading a blob, computing masks) needs none of it.
 
 pub mod error;
+pub mod hash;
 pub mod ids;
 pub mod grammar;
 pub mod lexer;
 pub mod parser;
 pub mod vocab;
+pub mod store;
+pub mod matcher;
 
 pub use error::{Error, ErrorKind, Result};

@@ -87,10 +87,19 @@ impl Recognizer {
 
     /// Accept or reject a whole text.
     pub fn check(&self, text: &[u8]) -> std::result::Result<(), Rejection> {
-        let (lexemes, lex_fail) = match self.lexer.lex(text) {
-            Ok(l) => (l, None),
-            Err(f) => (self.lexer.lex_prefix(text, f.pos), Some(f.pos)),
-        };
+        let (mut lexemes, mut lex_fail, mut pos) = (Vec::new(), None, 0);
+        while pos < text.len() {
+            match self.lexer.lexeme_at(text, pos) {
+                Some(lx) => {
+                    pos = lx.end;
+                    lexemes.push(lx);
+                }
+                None => {
+                    lex_fail = Some(pos);
+                    break;
+                }
+            }
+        }
         let g = &self.grammar;
         let nl = g.indent.as_ref().map(|i| i.newline);
         let mut p = IncParser::new(g);

@@ -20,6 +20,9 @@
 //! column). Goto: `u32::MAX` = none.
 
 pub mod stack;
+pub mod indent;
+#[cfg(feature = "compiler")]
+pub mod driver;
 
 #[cfg(feature = "compiler")]
 pub mod lalr;

@@ -124,7 +124,7 @@ pub fn compile(
     let t = Instant::now();
     let tables = crate::parser::lalr::build_tables(cfg)?;
     rep.ms_lalr = t.elapsed().as_millis() as u64;
-    rep.lr_states = tables.n_states();
+    rep.lr_states = tables.n_states() as usize;
     progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
     let n_terms = cfg.terminals.len() as u32;
     let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
@@ -266,7 +266,7 @@ impl Walker {
                 self.arena.truncate(lo);
             }
             let (_, plo, phi) = *self.frames.last().unwrap();
-            let b = trie.byte(i);
+            let b = trie.byte(i as u32);
             let start = self.arena.len();
             for c in plo..phi {
                 let (cl, cxg, cs) = self.arena[c];
@@ -279,12 +279,12 @@ impl Walker {
                     }
                 });
             }
-            let end = trie.subtree_end(i);
+            let end = trie.subtree_end(i as u32) as usize;
             if self.arena.len() == start {
                 i = end;
                 continue;
             }
-            let toks = trie.tokens_at(i);
+            let toks = trie.tokens_at(i as u32);
             if !toks.is_empty() {
                 for c in start..self.arena.len() {
                     let sid = self.arena[c].2;

@@ -19,6 +19,8 @@ pub mod walk;
 #[cfg(feature = "compiler")]
 pub mod build;
 pub mod wire;
+#[cfg(feature = "compiler")]
+pub mod streamline;
 
 use crate::lexer::Lexer;
 use crate::parser::indent::Grammar;

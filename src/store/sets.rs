@@ -127,7 +127,7 @@ impl SetsBuilder {
             return i;
         }
         let words = self.sets.words as usize;
-        let mut ranges = Vec::new();
+        let mut ranges: Vec<[u32; 2]> = Vec::new();
         for &t in ids {
             match ranges.last_mut() {
                 Some([_, end]) if *end == t => *end += 1,

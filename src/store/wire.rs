@@ -305,9 +305,11 @@ impl MaskStore {
     /// Serialize to a blob.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut lexr = SectionWriter::default();
-        self.lexer.write_parts(&mut lexr);
+        write_lexer(&self.lexer, &mut lexr);
         let mut lalr = SectionWriter::default();
-        self.grammar.tables.write_parts(&mut lalr);
+        let p = self.grammar.tables.to_parts();
+        lalr.u32s(&[p.n_terminals, p.n_nonterminals, p.n_states, p.start_state]);
+        lalr.u32s(&p.action).u32s(&p.goto_).u32s(&p.rule_lhs).u32s(&p.rule_len);
         let mut indt = SectionWriter::default();
         match &self.grammar.indent {
             None => {
@@ -320,7 +322,8 @@ impl MaskStore {
         }
         indt.u32(self.grammar.n_terminals);
         let mut vocb = SectionWriter::default();
-        self.vocab.write_parts(&mut vocb);
+        vocb.bytes(self.vocab.bytes()).u32s(self.vocab.offsets()).bytes(self.vocab.special_bits());
+        vocb.u32s(&self.vocab.eos_ids().iter().map(|t| t.0).collect::<Vec<_>>());
         let mut posn = SectionWriter::default();
         posn.u32s(&self.q_base)
             .u32s(&self.q_target)
@@ -358,8 +361,17 @@ impl MaskStore {
     /// Load a blob. Never panics; every error says what is wrong.
     pub fn from_bytes(bytes: &[u8]) -> Result<MaskStore> {
         let h = read_header(bytes)?;
-        let lexer = crate::lexer::Lexer::read_parts(&mut section(&h, bytes, b"LEXR")?)?;
-        let tables = crate::parser::LrTables::read_parts(&mut section(&h, bytes, b"LALR")?)?;
+        let lexer = read_lexer(&mut section(&h, bytes, b"LEXR")?)?;
+        let mut r = section(&h, bytes, b"LALR")?;
+        let dims = r.u32s()?;
+        let &[n_terminals, n_nonterminals, n_states, start_state] = dims.as_slice() else {
+            return Err(Error::new(ErrorKind::BlobCorrupt, "blob section LALR is corrupt: dimensions"));
+        };
+        let (action, goto_, rule_lhs, rule_len) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+        r.finish()?;
+        let tables = crate::parser::LrTables::from_parts(crate::parser::LrTableParts {
+            n_terminals, n_nonterminals, n_states, start_state, action, goto_, rule_lhs, rule_len,
+        })?;
         let mut r = section(&h, bytes, b"INDT")?;
         let head = r.u32s()?;
         let indent = match head.as_slice() {
@@ -380,11 +392,16 @@ impl MaskStore {
                 return Err(corrupt("indentation rules do not match the grammar".into()));
             }
         }
-        if tables.n_terminals() != n_terminals as usize + 1 || lexer.n_terminals() != n_terminals as usize {
+        if tables.n_terminals() != n_terminals + 1 || lexer.n_terminals() != n_terminals as usize {
             return Err(corrupt("lexer, parser and grammar disagree on the number of terminals".into()));
         }
         let grammar = crate::parser::indent::Grammar::new(tables, indent, n_terminals);
-        let vocab = crate::vocab::Vocab::read_parts(&mut section(&h, bytes, b"VOCB")?)?;
+        let mut r = section(&h, bytes, b"VOCB")?;
+        let (tb, offs, special) = (r.bytes()?, r.u32s()?, r.bytes()?);
+        let eos = r.u32s()?.into_iter().map(crate::ids::TokenId).collect();
+        r.finish()?;
+        let vocab = crate::vocab::Vocab::from_parts(tb, offs, special, eos)
+            .map_err(|e| Error::new(ErrorKind::BlobCorrupt, format!("blob section VOCB is corrupt: {}", e.message())))?;
         if vocab.fingerprint() != h.tokenizer_fingerprint {
             return Err(corrupt("vocabulary does not match the header's tokenizer fingerprint".into()));
         }
@@ -446,4 +463,37 @@ impl MaskStore {
         }
         Self::from_bytes(bytes)
     }
+}
+
+fn write_lexer(l: &crate::lexer::Lexer, w: &mut SectionWriter) {
+    let p = l.parts();
+    w.bytes(&p.classes[..]).u32(p.n_classes).u32(p.n_states).u32s(p.cont).u32s(p.emit).u32s(p.winner);
+    w.u32s(p.comp_offsets).u32s(&p.comp.iter().map(|t| t.0).collect::<Vec<_>>()).u32(p.n_terminals);
+    w.bytes(&p.ignored.iter().map(|&b| b as u8).collect::<Vec<_>>());
+}
+
+fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
+    let classes: [u8; 256] = r.bytes()?.try_into().map_err(|_| r.corrupt("byte class table"))?;
+    let (n_classes, n_states) = (r.u32()?, r.u32()?);
+    let (cont, emit, winner, comp_offsets) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+    let comp: Vec<crate::ids::TerminalId> = r.u32s()?.into_iter().map(crate::ids::TerminalId).collect();
+    let n_terminals = r.u32()?;
+    let ignored_b = r.bytes()?;
+    if ignored_b.iter().any(|&b| b > 1) {
+        return Err(r.corrupt("ignored flags"));
+    }
+    let ignored: Vec<bool> = ignored_b.iter().map(|&b| b == 1).collect();
+    r.finish()?;
+    crate::lexer::Lexer::from_parts(crate::lexer::LexerParts {
+        classes: &classes,
+        n_classes,
+        n_states,
+        cont: &cont,
+        emit: &emit,
+        winner: &winner,
+        comp_offsets: &comp_offsets,
+        comp: &comp,
+        n_terminals,
+        ignored: &ignored,
+    })
 }
