@@ -536,18 +536,35 @@ fn big_grammar_builds() {
 fn bench_accepts() {
     let cfg = bnf(EXPR);
     let t = build_tables(&cfg).unwrap();
-    let mut p = LrParser::new(&t);
-    p.consume(&t, &terms(&cfg, "ID PLUS LP ID STAR LP ID PLUS ID")).unwrap();
-    let all: Vec<TerminalId> = (0..t.n_terminals()).map(TerminalId).collect();
-    let n = 10_000_000u64;
+    let input = terms(&cfg, "ID PLUS LP ID STAR LP ID PLUS ID RP RP STAR ID");
+    let parsers: Vec<LrParser> = (0..=input.len())
+        .map(|k| {
+            let mut p = LrParser::new(&t);
+            p.consume(&t, &input[..k]).unwrap();
+            p
+        })
+        .collect();
+    let all: Vec<TerminalId> = (0..t.n_terminals() - 1).map(TerminalId).collect();
+    let rounds = 500_000u64;
     let start = std::time::Instant::now();
     let mut hits = 0u64;
-    for i in 0..n {
-        let x = all[(i % all.len() as u64) as usize];
-        hits += std::hint::black_box(&p).accepts(&t, std::hint::black_box(&[x])) as u64;
+    for _ in 0..rounds {
+        for p in &parsers {
+            for x in &all {
+                hits += std::hint::black_box(p).accepts(&t, std::hint::black_box(std::slice::from_ref(x))) as u64;
+            }
+        }
     }
-    let dt = start.elapsed();
-    eprintln!("accepts(&[x]) on expr grammar (depth {}): {:.1} ns/call ({hits} hits)", p.depth(), dt.as_nanos() as f64 / n as f64);
+    let calls = rounds * (parsers.len() * all.len()) as u64;
+    eprintln!(
+        "accepts(&[x]) on expr grammar, {} parser states x {} terminals: {:.1} ns/call ({:.0}% accepted)",
+        parsers.len(),
+        all.len(),
+        start.elapsed().as_nanos() as f64 / calls as f64,
+        100.0 * hits as f64 / calls as f64
+    );
+    let p = &parsers[9];
+    let n = 10_000_000u64;
     let two = terms(&cfg, "RP STAR");
     let start = std::time::Instant::now();
     for _ in 0..n {
@@ -559,7 +576,7 @@ fn bench_accepts() {
         hits += std::hint::black_box(&p).accepts_eof(&t) as u64;
     }
     eprintln!("accepts_eof: {:.1} ns/call ({hits})", start.elapsed().as_nanos() as f64 / n as f64);
-    let cfg = big_grammar(100);
+    let cfg = big_grammar(300);
     let start = std::time::Instant::now();
     let t = build_tables(&cfg).unwrap();
     eprintln!("big grammar ({} nts, {} rules, {} states): built in {:?}", cfg.nonterminals.len(), cfg.rules.len(), t.n_states(), start.elapsed());

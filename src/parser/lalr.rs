@@ -162,8 +162,8 @@ fn check_productive(cfg: &Cfg, n_term: u32, rhs: &[u32], rule_start: &[u32], lhs
     let mut productive = vec![false; rules_of.len()];
     loop {
         let mut changed = false;
-        for r in 0..lhs.len() {
-            let a = lhs[r] as usize;
+        for (r, &a) in lhs.iter().enumerate() {
+            let a = a as usize;
             if !productive[a] && body(r).iter().all(|&s| s < n_term || productive[(s - n_term) as usize]) {
                 productive[a] = true;
                 changed = true;

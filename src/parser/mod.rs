@@ -13,7 +13,9 @@
 //! reductions (on a scratch overlay, never touching the stack) and answers true
 //! only if every terminal is actually *shifted*; [`LrParser::accepts_eof`] is
 //! true only if `accept` is reached. Both are exact: `accepts(w)` holds iff the
-//! consumed input followed by `w` is a prefix of some sentence of the grammar.
+//! consumed input followed by `w` is a prefix of some sentence of the grammar
+//! (for tables from `lalr::build_tables`, which rejects grammars with
+//! reachable nonterminals that derive no terminal string).
 //!
 //! Action encoding (`u32`): `0` = error, `(s << 2) | 1` = shift to state `s`,
 //! `(r << 2) | 2` = reduce by rule `r`, `3` = accept (only in the `$END`
@@ -229,9 +231,11 @@ const OVERLAY: usize = 32;
 
 /// A scratch view of the stack for queries: the persistent part below
 /// `base` is read through borrowed references (no refcount traffic), states
-/// pushed by the simulation sit in a fixed overlay (then `spill`).
+/// pushed by the simulation sit in a fixed overlay (then `spill`); `top` is
+/// the current top state.
 struct Sim<'a> {
     base: &'a Node,
+    top: u32,
     n: usize,
     ovl: [u32; OVERLAY],
     spill: Vec<u32>,
@@ -240,18 +244,7 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     #[inline]
     fn new(base: &'a Node) -> Self {
-        Sim { base, n: 0, ovl: [0; OVERLAY], spill: Vec::new() }
-    }
-
-    #[inline]
-    fn top(&self) -> u32 {
-        if self.n == 0 {
-            self.base.state()
-        } else if self.spill.is_empty() {
-            self.ovl[self.n - 1]
-        } else {
-            *self.spill.last().unwrap_or(&0)
-        }
+        Sim { base, top: base.state(), n: 0, ovl: [0; OVERLAY], spill: Vec::new() }
     }
 
     #[inline]
@@ -260,14 +253,10 @@ impl<'a> Sim<'a> {
             self.ovl[self.n] = s;
             self.n += 1;
         } else {
-            self.push_spill(s);
+            // `n` stays at OVERLAY while `spill` holds the states above it.
+            self.spill.push(s);
         }
-    }
-
-    #[cold]
-    fn push_spill(&mut self, s: u32) {
-        // `n` stays at OVERLAY while `spill` holds the states above it.
-        self.spill.push(s);
+        self.top = s;
     }
 
     /// Pops `k` states; false if that would remove the bottom node.
@@ -277,10 +266,18 @@ impl<'a> Sim<'a> {
             let m = k.min(self.spill.len());
             self.spill.truncate(self.spill.len() - m);
             k -= m;
+            if let Some(&s) = self.spill.last() {
+                self.top = s;
+                return true;
+            }
         }
-        let m = k.min(self.n);
-        self.n -= m;
-        k -= m;
+        if k < self.n {
+            self.n -= k;
+            self.top = self.ovl[self.n - 1];
+            return true;
+        }
+        k -= self.n;
+        self.n = 0;
         while k > 0 {
             match self.base.parent() {
                 Some(p) => self.base = p,
@@ -288,6 +285,7 @@ impl<'a> Sim<'a> {
             }
             k -= 1;
         }
+        self.top = self.base.state();
         true
     }
 
@@ -299,7 +297,7 @@ impl<'a> Sim<'a> {
         let nn = t.n_nonterminals as usize;
         let mut reductions = 0u32;
         loop {
-            let a = t.action[self.top() as usize * nt + term as usize];
+            let a = t.action[self.top as usize * nt + term as usize];
             match a & 3 {
                 TAG_SHIFT => {
                     self.push(a >> 2);
@@ -310,7 +308,7 @@ impl<'a> Sim<'a> {
                     if !self.pop(t.rule_len[r] as usize) {
                         return Step::Error;
                     }
-                    let g = t.goto_[self.top() as usize * nn + t.rule_lhs[r] as usize];
+                    let g = t.goto_[self.top as usize * nn + t.rule_lhs[r] as usize];
                     reductions += 1;
                     if g == NO_GOTO || reductions > MAX_REDUCTIONS_PER_TERMINAL {
                         return Step::Error;
@@ -407,8 +405,7 @@ impl LrParser {
                     }
                     _ => {
                         // Report relative to the state before this terminal.
-                        let before = LrParser { stack: self.stack.clone() };
-                        let exp = if before.accepts(t, &terms[..i]) { LrParser::expected_after(t, &before, &terms[..i]) } else { vec![] };
+                        let exp = LrParser::expected_after(t, self, &terms[..i]);
                         return Err(err!(Parse, "unexpected terminal {} at position {i}; expected one of {:?}", x.0, exp.iter().map(|e| e.0).collect::<Vec<_>>()));
                     }
                 }
