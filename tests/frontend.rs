@@ -386,3 +386,23 @@ proptest! {
         let _ = parse_grammar(&s, "python.lark", Some("file_input"), &|_| None);
     }
 }
+
+#[test]
+fn data_driven_case_grammars_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars/cases");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !(name.starts_with("frontend_") && name.ends_with(".json")) {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let text = v["grammar_text"].as_str().unwrap();
+        let start = v["start"].as_str();
+        parse_grammar(text, &name, start, &|_| None).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(v["accept"].as_array().is_some_and(|a| !a.is_empty()) && v["reject"].as_array().is_some_and(|a| !a.is_empty()), "{name}");
+        n += 1;
+    }
+    assert!(n >= 5, "expected the frontend_*.json cases, found {n}");
+}

@@ -264,7 +264,8 @@ impl<'a> Builder<'a> {
         let stmts = syntax::parse(text, file)?;
         let file: Rc<str> = Rc::from(file);
         // Imports first (grouped by path, in order of first appearance), as Lark does.
-        let mut imports: Vec<((bool, Vec<String>), Vec<(String, String, Pos)>, Pos)> = Vec::new();
+        type ImportGroup = ((bool, Vec<String>), Vec<(String, String, Pos)>, Pos);
+        let mut imports: Vec<ImportGroup> = Vec::new();
         for s in &stmts {
             if let Stmt::Import { relative, path, names, pos } = s {
                 let key = (*relative, path.clone());
