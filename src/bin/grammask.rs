@@ -32,6 +32,9 @@ enum Cmd {
         /// Only print failures and the summary.
         #[arg(long, short)]
         quiet: bool,
+        /// Read more file paths from this file (one per line).
+        #[arg(long)]
+        files_from: Option<PathBuf>,
         files: Vec<PathBuf>,
     },
     /// Build a mask store blob for a grammar and a tokenizer.
@@ -66,6 +69,9 @@ enum Cmd {
         json: bool,
         #[arg(long, short)]
         quiet: bool,
+        /// Read more file paths from this file (one per line).
+        #[arg(long)]
+        files_from: Option<PathBuf>,
         files: Vec<PathBuf>,
     },
     /// Sample random texts from the grammar through the masks (experiment 2).
@@ -100,13 +106,13 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Parse { grammar, start, json, quiet, files } => cmd_parse(&grammar, start.as_deref(), json, quiet, &files),
+        Cmd::Parse { grammar, start, json, quiet, files_from, files } => with_list(files, files_from)
+            .and_then(|files| cmd_parse(&grammar, start.as_deref(), json, quiet, &files)),
         Cmd::Compile { grammar, tokenizer, out, eos, start, no_streamline, json } => {
             cmd_compile(&grammar, &tokenizer, &out, eos.as_deref(), start.as_deref(), !no_streamline, json)
         }
-        Cmd::Check { store, tokenizer, compare_store, json, quiet, files } => {
-            cmd_check(&store, &tokenizer, compare_store.as_deref(), json, quiet, &files)
-        }
+        Cmd::Check { store, tokenizer, compare_store, json, quiet, files_from, files } => with_list(files, files_from)
+            .and_then(|files| cmd_check(&store, &tokenizer, compare_store.as_deref(), json, quiet, &files)),
         Cmd::Generate { store, tokenizer, count, seed, max_tokens, eos_bias, out_dir, json } => {
             cmd_generate(&store, tokenizer.as_deref(), count, seed, max_tokens, eos_bias, &out_dir, json)
         }
@@ -120,6 +126,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn with_list(mut files: Vec<PathBuf>, list: Option<PathBuf>) -> Result<Vec<PathBuf>> {
+    if let Some(l) = list {
+        let text = String::from_utf8_lossy(&read(&l)?).into_owned();
+        files.extend(text.lines().filter(|s| !s.trim().is_empty()).map(PathBuf::from));
+    }
+    Ok(files)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {

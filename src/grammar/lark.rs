@@ -67,7 +67,18 @@ pub fn load_grammar_file(path: &Path, start: Option<&str>) -> crate::Result<Cfg>
 pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> crate::Result<Cfg> {
     let mut b = Builder::new(file_name, resolve);
     b.load(text, file_name, &[], None)?;
-    normalize::normalize(b, start.unwrap_or("start"))
+    // Default start: the rule `start` if there is one, else the first rule
+    // written in the main file (documented in README).
+    let start = match start {
+        Some(s) => s.to_string(),
+        None if b.index.contains_key("start") => "start".to_string(),
+        None => b
+            .defs
+            .iter()
+            .find(|d| matches!(&d.kind, DefKind::Rule { params, .. } if params.is_empty()) && &*d.file == file_name)
+            .map_or_else(|| "start".to_string(), |d| d.name.clone()),
+    };
+    normalize::normalize(b, &start)
 }
 
 /// What a definition is.

@@ -212,7 +212,10 @@ impl IncParser {
         for &s in syms {
             terms.clear();
             match next.ind.layout(rules, g.events, s, &mut |_| true) {
-                Some(Layout::Skip) => continue,
+                Some(Layout::Skip) => {
+                    next.ind.commit(rules, s, (0, 0));
+                    continue;
+                }
                 Some(Layout::Feed { indent, dedents, feed }) => {
                     if indent {
                         terms.push(TerminalId(rules.indent));
