@@ -464,7 +464,20 @@ fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
     let pct = |p: f64| per_q.get(((per_q.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0);
     let dist: Vec<(String, usize)> =
         [0.5, 0.75, 0.9, 0.99, 1.0].iter().map(|&p| (format!("p{}", (p * 100.0) as u32), pct(p))).collect();
+    // Checked entries by target terminal (where the parser time goes).
+    let mut by_target: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for q in 0..s.n_positions() as u32 {
+        let (_, x) = s.q_parts(q);
+        let name = if x == u32::MAX { "<start>".to_string() } else { s.sym_name(x) };
+        let e = by_target.entry(name).or_default();
+        e.0 += 1;
+        e.1 += s.entries(q).len();
+    }
+    let mut by_target: Vec<(String, (usize, usize))> = by_target.into_iter().collect();
+    by_target.sort_by(|a, b| b.1 .1.cmp(&a.1 .1));
+    by_target.truncate(12);
     let v = serde_json::json!({
+        "entries_by_target": by_target.iter().map(|(n, (p, e))| serde_json::json!({"target": n, "positions": p, "entries": e})).collect::<Vec<_>>(),
         "bytes": bytes.len(),
         "vocab_size": s.vocab().len(),
         "eos": s.vocab().eos_ids().iter().map(|t| t.0).collect::<Vec<_>>(),
@@ -473,6 +486,7 @@ fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
         "lr_states": s.grammar().tables.n_states(),
         "positions": s.n_positions(),
         "entries": s.n_entries(),
+        "stored_entries": s.n_stored_entries(),
         "always_sets": s.n_always(),
         "token_sets": s.sets().len(),
         "set_pool_words": s.sets().data.len(),
@@ -486,7 +500,7 @@ fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
     } else {
         println!("blob: {} bytes; vocabulary {} tokens, EOS {:?}", bytes.len(), s.vocab().len(), v["eos"]);
         println!("grammar: {} terminals, {} LR states; lexer: {} states", v["terminals"], v["lr_states"], v["lexer_states"]);
-        println!("positions {}, checked entries {}, always-allowed sets {}, distinct token sets {}", s.n_positions(), s.n_entries(), s.n_always(), s.sets().len());
+        println!("positions {}, checked entries {} ({} stored), always-allowed sets {}, distinct token sets {}", s.n_positions(), s.n_entries(), s.n_stored_entries(), s.n_always(), s.sets().len());
         println!("entries by step:");
         for (name, n) in &s.info().step_counts {
             println!("  {name:<24} {n}");
@@ -494,6 +508,10 @@ fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
         println!("checked entries per lexer position:");
         for (p, n) in &dist {
             println!("  {p:<5} {n}");
+        }
+        println!("checked entries by target terminal (top 12):");
+        for (n, (p, e)) in &by_target {
+            println!("  {n:<16} {p:>6} positions {e:>9} entries");
         }
         println!("load {load_ms:.2} ms, first mask {first_ms:.2} ms");
     }

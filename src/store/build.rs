@@ -55,6 +55,7 @@ pub struct CompileReport {
     pub ms_lalr: u64,
     pub ms_walk: u64,
     pub ms_streamline: u64,
+    pub interchangeable: Vec<Vec<String>>,
 }
 
 /// Interned symbol sequences: a trie of (parent, symbol) → id; id 0 is `()`.
@@ -98,6 +99,8 @@ pub(crate) struct RawStore {
     pub q_base: Vec<u32>,
     pub q_target: Vec<u32>,
     pub entries: Vec<Vec<(Vec<u32>, Vec<u32>)>>,
+    /// Per position: tokens that need no parser check (from streamlining).
+    pub always: Vec<Vec<u32>>,
     pub transitions: u64,
 }
 
@@ -142,13 +145,29 @@ pub fn compile(
         rep.positions, rep.token_transitions, rep.raw_entries, rep.ms_walk
     ));
 
-    let info = StoreInfo {
+    let mut raw = raw;
+    let mut info = StoreInfo {
         terminal_names: cfg.terminals.iter().map(|t| t.name.clone()).collect(),
         grammar_fingerprint: grammar_fingerprint(cfg),
         step_counts: vec![("raw".into(), rep.raw_entries as u64)],
     };
     let t = Instant::now();
-    let _ = opts; // streamlining hooks in here (see `streamline`).
+    if opts.streamline {
+        let sr = super::streamline::streamline(
+            cfg,
+            &grammar,
+            &raw.q_target,
+            &mut raw.entries,
+            &mut raw.always,
+            &super::streamline::StreamlineOptions::default(),
+        );
+        for ((name, n), (_, ms)) in sr.steps.iter().zip(std::iter::once(&(String::new(), 0)).chain(sr.millis.iter().skip(1))) {
+            progress(&format!("streamline: {name:<26} {n:>9} entries ({ms} ms)"));
+        }
+        progress(&format!("streamline: {} interchangeable classes: {:?}", sr.interchangeable.len(), sr.interchangeable));
+        info.step_counts = sr.steps;
+        rep.interchangeable = sr.interchangeable;
+    }
     rep.ms_streamline = t.elapsed().as_millis() as u64;
     let store = assemble(lexer, grammar, vocab, info, raw);
     rep.entries = store.n_entries();
@@ -233,7 +252,8 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
             }
         }
     }
-    RawStore { q_base, q_target, entries, transitions }
+    let always = vec![Vec::new(); q_target.len()];
+    RawStore { q_base, q_target, entries, always, transitions }
 }
 
 #[derive(Default)]
@@ -312,27 +332,35 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
     let mut sets = SetsBuilder::new(vocab.len() as u32);
     let nq = raw.q_target.len();
     let mut q_always = Vec::with_capacity(nq);
-    let mut q_entries = Vec::with_capacity(nq + 1);
+    let mut q_entries = Vec::with_capacity(2 * nq);
+    let mut shared: HashMap<Vec<(&[u32], u32)>, (u32, u32)> = HashMap::new();
     let mut entry_seq = vec![0u32];
     let mut seq_pool = Vec::new();
     let mut entry_set = Vec::new();
-    for list in &raw.entries {
-        q_entries.push(entry_set.len() as u32);
-        let mut always: Vec<u32> = Vec::new();
+    for (list, proven) in raw.entries.iter().zip(&raw.always) {
+        let mut always: Vec<u32> = proven.clone();
+        let mut checked: Vec<(&[u32], u32)> = Vec::with_capacity(list.len());
         for (seq, toks) in list {
             if trivially_legal(&grammar, seq) {
                 always.extend_from_slice(toks);
             } else {
-                seq_pool.extend_from_slice(seq);
-                entry_seq.push(seq_pool.len() as u32);
-                entry_set.push(sets.add(toks));
+                checked.push((seq, sets.add(toks)));
             }
         }
+        let range = *shared.entry(checked.clone()).or_insert_with(|| {
+            let lo = entry_set.len() as u32;
+            for (seq, set) in &checked {
+                seq_pool.extend_from_slice(seq);
+                entry_seq.push(seq_pool.len() as u32);
+                entry_set.push(*set);
+            }
+            (lo, entry_set.len() as u32)
+        });
+        q_entries.extend_from_slice(&[range.0, range.1]);
         always.sort_unstable();
         always.dedup();
         q_always.push(if always.is_empty() { NONE } else { sets.add(&always) });
     }
-    q_entries.push(entry_set.len() as u32);
     MaskStore {
         lexer,
         grammar,

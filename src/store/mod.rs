@@ -54,7 +54,8 @@ pub struct MaskStore {
     pub(crate) q_target: Vec<u32>,
     /// Per q: the set that needs no parser check (`NONE` if empty).
     pub(crate) q_always: Vec<u32>,
-    /// Per q: its checked entries are `q_entries[q]..q_entries[q+1]`.
+    /// Per q: its checked entries are `q_entries[2q]..q_entries[2q+1]`
+    /// (positions with identical entry lists share them).
     pub(crate) q_entries: Vec<u32>,
     /// Per entry: its symbols are `seq_pool[entry_seq[e]..entry_seq[e+1]]`.
     pub(crate) entry_seq: Vec<u32>,
@@ -88,6 +89,10 @@ impl MaskStore {
     }
     /// Checked entries (not counting the always-allowed sets).
     pub fn n_entries(&self) -> usize {
+        self.q_entries.chunks_exact(2).map(|r| (r[1] - r[0]) as usize).sum()
+    }
+    /// Checked entries actually stored (positions with equal lists share them).
+    pub fn n_stored_entries(&self) -> usize {
         self.entry_set.len()
     }
     pub fn n_always(&self) -> usize {
@@ -119,7 +124,7 @@ impl MaskStore {
 
     #[inline]
     pub fn entries(&self, q: QId) -> std::ops::Range<usize> {
-        self.q_entries[q as usize] as usize..self.q_entries[q as usize + 1] as usize
+        self.q_entries[2 * q as usize] as usize..self.q_entries[2 * q as usize + 1] as usize
     }
 
     #[inline]
@@ -175,10 +180,10 @@ impl MaskStore {
                 }
             }
         }
-        if self.q_always.len() != nq || self.q_entries.len() != nq + 1 || self.q_entries[0] != 0 {
+        if self.q_always.len() != nq || self.q_entries.len() != 2 * nq {
             return Err("per-position tables have the wrong length".into());
         }
-        if self.q_entries.windows(2).any(|w| w[0] > w[1]) || *self.q_entries.last().unwrap() as usize != ne {
+        if self.q_entries.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > ne) {
             return Err("entry index is inconsistent".into());
         }
         if self.entry_seq.len() != ne + 1 || self.entry_seq[0] != 0 {

@@ -2,3 +2,217 @@
 //! Mask Store Streamlining"): grammar analyses ([`analysis`]) and their use
 //! on the store's entries.
 pub mod analysis;
+
+use crate::grammar::Cfg;
+use crate::ids::TerminalId;
+use crate::parser::indent::Grammar;
+use analysis::Analysis;
+use std::collections::HashMap;
+
+/// Tunables of streamlining.
+#[derive(Clone, Debug)]
+pub struct StreamlineOptions {
+    /// Maximum stack size of unlimited-credit exploration.
+    pub max_stack: usize,
+}
+
+impl Default for StreamlineOptions {
+    fn default() -> Self {
+        StreamlineOptions { max_stack: 8 }
+    }
+}
+
+/// One position's entries: (symbol sequence, sorted tokens).
+pub type Entries = Vec<(Vec<u32>, Vec<u32>)>;
+
+/// What streamlining did, step by step (entry counts after each step).
+#[derive(Clone, Debug, Default)]
+pub struct StreamlineReport {
+    pub steps: Vec<(String, u64)>,
+    pub interchangeable: Vec<Vec<String>>,
+    pub millis: Vec<(String, u64)>,
+}
+
+/// Streamline every position's entries in place.
+///
+/// `targets[q]` is the position's target terminal (`u32::MAX` for none).
+/// Applies only where the CFG reasoning is sound (see the module doc of
+/// `store`): the target is a real (not ignored, not the `%indent` newline)
+/// terminal, and the sequence holds only grammar terminals other than the
+/// newline (no indentation events). Other entries are kept as they are.
+///
+/// Steps (paper, "Experimental results"):
+/// 1. interchangeable terminals: map each symbol to its class representative
+///    and merge equal sequences;
+/// 2. successor graph: drop sequences with an impossible adjacent pair
+///    (including the target followed by the first symbol);
+/// 3. pairs: `is_always_legal(X, (Y,))` moves one-symbol entries to `always`;
+///    §6.1 truncation with pair facts;
+/// 4. whole sequences: `is_never_legal(X, S)` drops, `is_always_legal(X, S)`
+///    moves to `always`, §6.1 truncation with sequence facts.
+pub fn streamline(
+    cfg: &Cfg,
+    grammar: &Grammar,
+    targets: &[u32],
+    entries: &mut [Entries],
+    always: &mut [Vec<u32>],
+    opts: &StreamlineOptions,
+) -> StreamlineReport {
+    let t0 = std::time::Instant::now();
+    let an = Analysis::new(cfg);
+    let newline = grammar.indent.as_ref().map_or(u32::MAX, |i| i.newline);
+    let n_terms = cfg.terminals.len() as u32;
+    let clean_target = |x: u32| x < n_terms && x != newline && !cfg.terminals[x as usize].ignored;
+    let clean_seq = |s: &[u32]| !s.is_empty() && s.iter().all(|&y| y < n_terms && y != newline);
+    let count = |e: &[Entries]| e.iter().map(|v| v.len() as u64).sum::<u64>();
+    let mut rep = StreamlineReport::default();
+    rep.steps.push(("raw".into(), count(entries)));
+    rep.interchangeable = an
+        .interchangeable_classes()
+        .iter()
+        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].name.clone()).collect())
+        .collect();
+    let terms = |s: &[u32]| -> Vec<TerminalId> { s.iter().map(|&y| TerminalId(y)).collect() };
+    let mut millis = vec![("analysis".to_string(), t0.elapsed().as_millis() as u64)];
+
+    // Step 1: interchangeable terminals.
+    let t = std::time::Instant::now();
+    for (q, list) in entries.iter_mut().enumerate() {
+        if !clean_target(targets[q]) {
+            continue;
+        }
+        let mut changed = false;
+        for (s, _) in list.iter_mut() {
+            if clean_seq(s) {
+                for y in s.iter_mut() {
+                    let r = an.class_rep(TerminalId(*y)).0;
+                    changed |= r != *y;
+                    *y = r;
+                }
+            }
+        }
+        if changed {
+            merge(list);
+        }
+    }
+    rep.steps.push(("1 interchangeable".into(), count(entries)));
+    millis.push(("1 interchangeable".into(), t.elapsed().as_millis() as u64));
+
+    // Step 2: successor graph.
+    let t = std::time::Instant::now();
+    for (q, list) in entries.iter_mut().enumerate() {
+        let x = targets[q];
+        if !clean_target(x) {
+            continue;
+        }
+        list.retain(|(s, _)| {
+            !clean_seq(s)
+                || (an.successor(TerminalId(x), TerminalId(s[0]))
+                    && s.windows(2).all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
+        });
+    }
+    rep.steps.push(("2 successor graph".into(), count(entries)));
+    millis.push(("2 successor graph".into(), t.elapsed().as_millis() as u64));
+
+    // Steps 3 and 4: always/never legal, first with pair facts, then whole sequences.
+    let mut cache: HashMap<(u32, u32, Vec<u32>), Verdict> = HashMap::new();
+    for step in [3, 4] {
+        let t = std::time::Instant::now();
+        for (q, list) in entries.iter_mut().enumerate() {
+            let x = targets[q];
+            if !clean_target(x) {
+                continue;
+            }
+            let mut changed = false;
+            let mut keep: Entries = Vec::with_capacity(list.len());
+            for (s, toks) in list.drain(..) {
+                if !clean_seq(&s) {
+                    keep.push((s, toks));
+                    continue;
+                }
+                let v = cache
+                    .entry((x, step, s.clone()))
+                    .or_insert_with(|| verdict(&an, x, &terms(&s), step, opts.max_stack))
+                    .clone();
+                match v {
+                    Verdict::Never => changed = true,
+                    Verdict::Always => {
+                        always[q].extend_from_slice(&toks);
+                        changed = true;
+                    }
+                    Verdict::Truncate(m) => {
+                        keep.push((s[..m].to_vec(), toks));
+                        changed |= m < s.len();
+                    }
+                }
+            }
+            *list = keep;
+            if changed {
+                merge(list);
+            }
+        }
+        let name = if step == 3 { "3 pairs always/never" } else { "4 sequences always/never" };
+        rep.steps.push((name.into(), count(entries)));
+        millis.push((name.into(), t.elapsed().as_millis() as u64));
+    }
+    for a in always.iter_mut() {
+        a.sort_unstable();
+        a.dedup();
+    }
+    rep.millis = millis;
+    rep
+}
+
+#[derive(Clone, Debug)]
+enum Verdict {
+    Never,
+    Always,
+    /// Keep the first `m` symbols (jointly legal with the whole sequence).
+    Truncate(usize),
+}
+
+fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, max_stack: usize) -> Verdict {
+    let x = TerminalId(x);
+    if step == 3 {
+        // Pair facts only: (X, Y1) and adjacent pairs (Yi, Yi+1).
+        if s.len() == 1 {
+            if an.is_always_legal(x, s, max_stack) {
+                return Verdict::Always;
+            }
+            return Verdict::Truncate(1);
+        }
+        // §6.1 with pairs: drop a trailing Yk when (Yk-1, Yk) is always legal.
+        let mut m = s.len();
+        while m > 1 && an.is_always_legal(s[m - 2], &s[m - 1..m], max_stack) {
+            m -= 1;
+        }
+        if m == 1 && an.is_always_legal(x, &s[..1], max_stack) {
+            return Verdict::Always;
+        }
+        return Verdict::Truncate(m);
+    }
+    if s.len() >= 2 && an.is_never_legal(x, s) {
+        return Verdict::Never;
+    }
+    match an.truncate_after(x, s, max_stack) {
+        0 => Verdict::Always,
+        m => Verdict::Truncate(m.min(s.len())),
+    }
+}
+
+/// Merge entries with equal sequences (union of their sorted token lists).
+fn merge(list: &mut Entries) {
+    list.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Entries = Vec::with_capacity(list.len());
+    for (s, toks) in list.drain(..) {
+        match out.last_mut() {
+            Some((ls, lt)) if *ls == s => {
+                lt.extend_from_slice(&toks);
+                lt.sort_unstable();
+                lt.dedup();
+            }
+            _ => out.push((s, toks)),
+        }
+    }
+    *list = out;
+}
