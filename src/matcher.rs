@@ -19,7 +19,7 @@
 
 use crate::error::Result;
 use crate::ids::TokenId;
-use crate::parser::indent::{IncParser, Sym};
+use crate::parser::indent::{IncCursor, IncParser, Sym};
 use crate::store::walk::{self, NO_TARGET};
 use crate::store::{MaskStore, QId};
 use std::cell::Cell;
@@ -85,7 +85,8 @@ impl Matcher {
         self.store.mask_words()
     }
 
-    /// Total incremental-parser calls made by mask computations so far.
+    /// Total symbols fed to the incremental parser by mask computations so far
+    /// (the "parser calls" of the paper: one per store-entry symbol checked).
     pub fn parser_calls(&self) -> u64 {
         self.parser_calls.get()
     }
@@ -109,13 +110,47 @@ impl Matcher {
         let st = &*self.store;
         let g = &st.grammar;
         let mut calls = 0u64;
+        let mut levels: Vec<IncCursor<'_>> = Vec::with_capacity(16);
         for c in &state.configs {
             if let Some(s) = st.always(c.q) {
                 st.sets.or_into(s, out);
             }
-            for e in st.entries(c.q) {
-                calls += 1;
-                if state.parser.accepts2(g, &c.pending, st.entry_seq(e)) {
+            let range = st.entries(c.q);
+            if range.is_empty() {
+                continue;
+            }
+            // Depth-first over the entries' symbol sequences, which are sorted:
+            // `levels[k]` is the parser after `P ++ seq[..k]`; a rejected prefix
+            // skips every following entry that shares it.
+            let mut base = state.parser.cursor();
+            if !base.push_all(g, &c.pending) {
+                continue;
+            }
+            levels.clear();
+            levels.push(base);
+            let mut prev: &[u32] = &[];
+            let mut dead: usize = usize::MAX;
+            for e in range {
+                let seq = st.entry_seq(e);
+                let l = prev.iter().zip(seq).take_while(|(a, b)| a == b).count();
+                if l >= dead {
+                    continue;
+                }
+                dead = usize::MAX;
+                prev = seq;
+                levels.truncate(l.min(levels.len() - 1) + 1);
+                let mut ok = true;
+                for k in levels.len() - 1..seq.len() {
+                    let mut cur = levels[k].clone();
+                    calls += 1;
+                    if !cur.push(g, seq[k]) {
+                        dead = k + 1;
+                        ok = false;
+                        break;
+                    }
+                    levels.push(cur);
+                }
+                if ok {
                     st.sets.or_into(st.entry_set(e), out);
                 }
             }

@@ -94,12 +94,29 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Time every mask computation while replaying files token by token.
+    Bench {
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long)]
+        tokenizer: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Read more file paths from this file (one per line).
+        #[arg(long)]
+        files_from: Option<PathBuf>,
+        files: Vec<PathBuf>,
+    },
     /// Print the store's figures.
     Stats {
         #[arg(long)]
         store: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Also list the checked entries of the position with the most entries
+        /// for this target terminal (name).
+        #[arg(long)]
+        dump_target: Option<String>,
     },
 }
 
@@ -116,7 +133,10 @@ fn main() -> ExitCode {
         Cmd::Generate { store, tokenizer, count, seed, max_tokens, eos_bias, out_dir, json } => {
             cmd_generate(&store, tokenizer.as_deref(), count, seed, max_tokens, eos_bias, &out_dir, json)
         }
-        Cmd::Stats { store, json } => cmd_stats(&store, json),
+        Cmd::Stats { store, json, dump_target } => cmd_stats(&store, json, dump_target.as_deref()),
+        Cmd::Bench { store, tokenizer, json, files_from, files } => {
+            with_list(files, files_from).and_then(|files| cmd_bench(&store, &tokenizer, json, &files))
+        }
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -448,7 +468,7 @@ fn cmd_generate(
     Ok(completed == count)
 }
 
-fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
+fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool> {
     let bytes = read(store)?;
     let t = Instant::now();
     let s = MaskStore::from_bytes(&bytes)?;
@@ -514,6 +534,73 @@ fn cmd_stats(store: &Path, json: bool) -> Result<bool> {
             println!("  {n:<16} {p:>6} positions {e:>9} entries");
         }
         println!("load {load_ms:.2} ms, first mask {first_ms:.2} ms");
+        if let Some(name) = dump_target {
+            let best = (0..s.n_positions() as u32)
+                .filter(|&q| s.q_parts(q).1 != u32::MAX && s.sym_name(s.q_parts(q).1) == name)
+                .max_by_key(|&q| s.entries(q).len());
+            if let Some(q) = best {
+                println!("position {q} {:?}: {} entries", s.q_parts(q), s.entries(q).len());
+                for e in s.entries(q) {
+                    let seq: Vec<String> = s.entry_seq(e).iter().map(|&y| s.sym_name(y)).collect();
+                    println!("  {:>6} tokens  {}", s.sets().count(s.entry_set(e)), seq.join(" "));
+                }
+            }
+        }
+    }
+    Ok(true)
+}
+
+fn cmd_bench(store_path: &Path, tokenizer: &Path, json: bool, files: &[PathBuf]) -> Result<bool> {
+    let bytes = read(store_path)?;
+    let t = Instant::now();
+    let store = Rc::new(MaskStore::from_bytes(&bytes)?);
+    let load_us = t.elapsed().as_secs_f64() * 1e6;
+    let tok = tokenizer_for(&store, tokenizer)?;
+    let words = store.mask_words();
+    let mut mask = vec![0u32; words];
+    let t = Instant::now();
+    let m0 = Matcher::new(store.clone());
+    m0.fill_mask(&mut mask)?;
+    let first_us = t.elapsed().as_secs_f64() * 1e6;
+    let (mut mask_us, mut commit_us) = (Vec::new(), Vec::new());
+    let mut calls = 0u64;
+    for f in expand(files) {
+        let Ok(text) = String::from_utf8(read(&f)?) else { continue };
+        let enc = tok.encode(text.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
+        let mut m = Matcher::new(store.clone());
+        for &id in enc.get_ids() {
+            let t = Instant::now();
+            m.fill_mask(&mut mask)?;
+            mask_us.push(t.elapsed().as_secs_f64() * 1e6);
+            let t = Instant::now();
+            m.commit_token(id)?;
+            commit_us.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        let t = Instant::now();
+        m.fill_mask(&mut mask)?;
+        mask_us.push(t.elapsed().as_secs_f64() * 1e6);
+        calls += m.parser_calls();
+    }
+    let n = mask_us.len().max(1);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut sorted = mask_us.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let v = serde_json::json!({
+        "store": store_path, "masks": mask_us.len(),
+        "load_us": load_us, "first_mask_us": first_us,
+        "mask_us": {"mean": mean(&mask_us), "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": pct(1.0)},
+        "commit_us_mean": mean(&commit_us),
+        "parser_calls_per_token": calls as f64 / n as f64,
+    });
+    if json {
+        println!("{v}");
+    } else {
+        println!(
+            "{} masks: mean {:.1} us, p50 {:.1}, p90 {:.1}, p99 {:.1}, max {:.1}; commit mean {:.1} us; parser calls/token {:.1}; load {:.0} us; first mask {:.0} us",
+            mask_us.len(), mean(&mask_us), pct(0.5), pct(0.9), pct(0.99), pct(1.0), mean(&commit_us),
+            calls as f64 / n as f64, load_us, first_us
+        );
     }
     Ok(true)
 }

@@ -30,7 +30,7 @@
 //!
 //! Without `%indent`, events never occur and this is a thin wrapper over [`LrParser`].
 
-use super::{LrParser, LrTables};
+use super::{LrCursor, LrParser, LrTables};
 use crate::error::Result;
 use crate::grammar::IndentConfig;
 use crate::ids::TerminalId;
@@ -170,36 +170,23 @@ impl IncParser {
 
     /// `accepts(a ++ b)` without concatenating.
     pub fn accepts2(&self, g: &Grammar, a: &[Sym], b: &[Sym]) -> bool {
-        let Some(rules) = &g.indent else {
+        if g.indent.is_none() {
             // Fast path: no indentation, so every symbol is a terminal.
             return self.lr.accepts_prefix_then(&g.tables, as_terms(a), as_terms(b));
-        };
-        let mut sim = Sim::new(self, g);
-        for &s in a.iter().chain(b) {
-            if !sim.push(g, rules, s) {
-                return false;
-            }
         }
-        sim.flush(g)
+        let mut c = self.cursor();
+        c.push_all(g, a) && c.push_all(g, b)
     }
 
     /// Can the input end after `syms`?
     pub fn accepts_eof(&self, g: &Grammar, syms: &[Sym]) -> bool {
-        let mut sim = Sim::new(self, g);
-        if let Some(rules) = &g.indent {
-            for &s in syms {
-                if !sim.push(g, rules, s) {
-                    return false;
-                }
-            }
-            sim.eof(g, rules)
-        } else {
-            for &s in syms {
-                sim.terms.push(TerminalId(s));
-            }
-            sim.terms.push(g.tables.eof());
-            sim.flush(g)
-        }
+        let mut c = self.cursor();
+        c.push_all(g, syms) && c.finish(g)
+    }
+
+    /// A cursor at the current state.
+    pub fn cursor(&self) -> IncCursor<'_> {
+        IncCursor::new(self)
     }
 
     /// Consume `syms`. On error the parser is unchanged.
@@ -367,12 +354,15 @@ fn layout_of(
     Some(Layout::Feed { indent: false, dedents, feed: true })
 }
 
-/// A non-mutating simulation: LR symbols are batched into `terms` and checked
-/// with one `accepts` call; the indentation state is simulated with a virtual
-/// stack (a prefix of the real one plus a few pushed levels).
-struct Sim<'a> {
+/// A non-mutating, incrementally fed view of an [`IncParser`]: the
+/// indentation state is simulated on a virtual stack (a prefix of the real one
+/// plus a few pushed levels) and LR terminals go straight into an
+/// [`LrCursor`]. `Clone` is a small copy: the mask computation keeps one per
+/// level of its depth-first walk over entry sequences.
+#[derive(Clone)]
+pub struct IncCursor<'a> {
     base: &'a IncParser,
-    terms: smallvec::SmallVec,
+    lr: LrCursor<'a>,
     depth: u32,
     pending: bool,
     col: u32,
@@ -382,15 +372,14 @@ struct Sim<'a> {
     pushed: [(u32, u32); 8],
     n_pushed: usize,
     content: bool,
-    overflow: bool,
 }
 
-impl<'a> Sim<'a> {
-    fn new(base: &'a IncParser, _g: &Grammar) -> Self {
+impl<'a> IncCursor<'a> {
+    fn new(base: &'a IncParser) -> Self {
         let i = &base.ind;
-        Sim {
+        IncCursor {
             base,
-            terms: smallvec::SmallVec::new(),
+            lr: base.lr.cursor(),
             depth: i.depth,
             pending: i.pending,
             col: i.col,
@@ -399,7 +388,6 @@ impl<'a> Sim<'a> {
             pushed: [(0, 0); 8],
             n_pushed: 0,
             content: i.content,
-            overflow: false,
         }
     }
 
@@ -415,13 +403,15 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Returns false on an indentation error.
-    fn push(&mut self, g: &Grammar, r: &IndentRules, s: Sym) -> bool {
-        let ev = g.events;
-        let lay = {
-            let this = &*self;
-            layout_of(r, ev, s, this.depth, this.pending, this.col, this.alt, this.stack_len(), |i| this.stack_at(i))
+    /// Feed one lexer-level symbol. False if it is rejected (the cursor is
+    /// then unusable).
+    #[inline]
+    pub fn push(&mut self, g: &Grammar, s: Sym) -> bool {
+        let Some(r) = &g.indent else {
+            return self.lr.feed(&g.tables, TerminalId(s));
         };
+        let ev = g.events;
+        let lay = layout_of(r, ev, s, self.depth, self.pending, self.col, self.alt, self.stack_len(), |i| self.stack_at(i));
         match lay {
             None => false,
             Some(Layout::Skip) => {
@@ -431,9 +421,10 @@ impl<'a> Sim<'a> {
                 true
             }
             Some(Layout::Feed { indent, dedents, feed }) => {
+                let t = &g.tables;
                 if s == r.newline {
-                    if feed {
-                        self.terms.push(TerminalId(s));
+                    if feed && !self.lr.feed(t, TerminalId(s)) {
+                        return false;
                     }
                     self.pending = true;
                     self.col = 0;
@@ -443,7 +434,9 @@ impl<'a> Sim<'a> {
                 }
                 if self.pending {
                     for _ in 0..dedents {
-                        self.terms.push(TerminalId(r.dedent));
+                        if !self.lr.feed(t, TerminalId(r.dedent)) {
+                            return false;
+                        }
                         if self.n_pushed > 0 {
                             self.n_pushed -= 1;
                         } else {
@@ -451,18 +444,17 @@ impl<'a> Sim<'a> {
                         }
                     }
                     if indent {
-                        self.terms.push(TerminalId(r.indent));
-                        if self.n_pushed == self.pushed.len() {
-                            self.overflow = true;
-                        } else {
-                            self.pushed[self.n_pushed] = (self.col, self.alt);
-                            self.n_pushed += 1;
+                        if self.n_pushed == self.pushed.len() || !self.lr.feed(t, TerminalId(r.indent)) {
+                            return false;
                         }
+                        self.pushed[self.n_pushed] = (self.col, self.alt);
+                        self.n_pushed += 1;
                     }
                     self.pending = false;
                 }
-                let _ = feed;
-                self.terms.push(TerminalId(s));
+                if !self.lr.feed(t, TerminalId(s)) {
+                    return false;
+                }
                 self.content = true;
                 if let Some(&d) = r.bracket.get(s as usize) {
                     if d > 0 {
@@ -471,57 +463,31 @@ impl<'a> Sim<'a> {
                         self.depth = self.depth.saturating_sub(1);
                     }
                 }
-                !self.overflow
+                true
             }
         }
     }
 
-    fn eof(mut self, g: &Grammar, r: &IndentRules) -> bool {
-        if self.content && !self.pending {
-            self.terms.push(TerminalId(r.newline));
-        }
-        for _ in 1..self.stack_len() {
-            self.terms.push(TerminalId(r.dedent));
-        }
-        self.terms.push(g.tables.eof());
-        self.flush(g)
+    /// Feed several symbols.
+    #[inline]
+    pub fn push_all(&mut self, g: &Grammar, syms: &[Sym]) -> bool {
+        syms.iter().all(|&s| self.push(g, s))
     }
 
-    fn flush(&self, g: &Grammar) -> bool {
-        self.base.lr.accepts(&g.tables, self.terms.as_slice())
-    }
-}
-
-/// A tiny inline vector (no dependency): 32 inline terminals, then the heap.
-mod smallvec {
-    use crate::ids::TerminalId;
-    pub struct SmallVec {
-        inline: [TerminalId; 32],
-        len: usize,
-        heap: Vec<TerminalId>,
-    }
-    impl SmallVec {
-        pub fn new() -> Self {
-            SmallVec { inline: [TerminalId(0); 32], len: 0, heap: Vec::new() }
-        }
-        #[inline]
-        pub fn push(&mut self, t: TerminalId) {
-            if self.heap.is_empty() && self.len < 32 {
-                self.inline[self.len] = t;
-                self.len += 1;
-            } else {
-                if self.heap.is_empty() {
-                    self.heap.extend_from_slice(&self.inline[..self.len]);
+    /// Can the input end here? (Synthesizes the final newline and dedents.)
+    pub fn finish(mut self, g: &Grammar) -> bool {
+        let t = &g.tables;
+        if let Some(r) = &g.indent {
+            if self.content && !self.pending && !self.lr.feed(t, TerminalId(r.newline)) {
+                return false;
+            }
+            for _ in 1..self.stack_len() {
+                if !self.lr.feed(t, TerminalId(r.dedent)) {
+                    return false;
                 }
-                self.heap.push(t);
             }
         }
-        pub fn as_slice(&self) -> &[TerminalId] {
-            if self.heap.is_empty() {
-                &self.inline[..self.len]
-            } else {
-                &self.heap
-            }
-        }
+        self.lr.feed_eof(t)
     }
 }
+

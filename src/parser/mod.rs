@@ -233,6 +233,7 @@ const OVERLAY: usize = 32;
 /// `base` is read through borrowed references (no refcount traffic), states
 /// pushed by the simulation sit in a fixed overlay (then `spill`); `top` is
 /// the current top state.
+#[derive(Clone)]
 struct Sim<'a> {
     base: &'a Node,
     top: u32,
@@ -322,6 +323,29 @@ impl<'a> Sim<'a> {
     }
 }
 
+/// A non-mutating view of an [`LrParser`] that terminals can be fed into one
+/// at a time; `Clone` is a small copy, so a depth-first search over terminal
+/// sequences can keep one cursor per level (the mask computation does).
+#[derive(Clone)]
+pub struct LrCursor<'a> {
+    sim: Sim<'a>,
+}
+
+impl LrCursor<'_> {
+    /// Feed one terminal (not `$END`): its reductions, then its shift. False
+    /// (and the cursor is then unusable) if it is not accepted.
+    #[inline]
+    pub fn feed(&mut self, t: &LrTables, term: TerminalId) -> bool {
+        term.0 + 1 < t.n_terminals && self.sim.feed(t, term.0) == Step::Shifted
+    }
+
+    /// Can the input end here?
+    #[inline]
+    pub fn feed_eof(&mut self, t: &LrTables) -> bool {
+        self.sim.feed(t, t.n_terminals - 1) == Step::Accepted
+    }
+}
+
 /// An incremental LR parser. `Clone` is O(1) and shares the stack.
 #[derive(Clone, Debug)]
 pub struct LrParser {
@@ -347,6 +371,12 @@ impl LrParser {
     #[inline]
     pub fn accepts_prefix_then(&self, t: &LrTables, prefix: &[TerminalId], more: &[TerminalId]) -> bool {
         self.run(t, prefix.iter().chain(more).copied(), prefix.len() + more.len())
+    }
+
+    /// A cursor at the current state (see [`LrCursor`]).
+    #[inline]
+    pub fn cursor(&self) -> LrCursor<'_> {
+        LrCursor { sim: Sim::new(self.stack.top()) }
     }
 
     /// Can the input end here?

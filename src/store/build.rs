@@ -241,10 +241,16 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
                     toks.dedup();
                     let mut s = Vec::new();
                     seqs.get(sid, &mut s);
+                    // Trailing indentation events never decide anything: the
+                    // column only matters once a later terminal arrives.
+                    while s.last().is_some_and(|&y| grammar.events.is_event(y)) {
+                        s.pop();
+                    }
                     (s, toks)
                 })
                 .collect();
             list.sort();
+            super::streamline::merge(&mut list);
             entries.push(list);
             if last.elapsed().as_secs() >= 5 {
                 progress(&format!("  token walk: {}/{} positions", q + 1, nq));

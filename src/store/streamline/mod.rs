@@ -64,6 +64,9 @@ pub fn streamline(
     let n_terms = cfg.terminals.len() as u32;
     let clean_target = |x: u32| x < n_terms && x != newline && !cfg.terminals[x as usize].ignored;
     let clean_seq = |s: &[u32]| !s.is_empty() && s.iter().all(|&y| y < n_terms && y != newline);
+    // The part of a sequence before its first newline or event: the layout
+    // feeds it unchanged, so "never legal" reasoning applies to it.
+    let clean_prefix = |s: &[u32]| -> usize { s.iter().position(|&y| y >= n_terms || y == newline).unwrap_or(s.len()) };
     let count = |e: &[Entries]| e.iter().map(|v| v.len() as u64).sum::<u64>();
     let mut rep = StreamlineReport::default();
     rep.steps.push(("raw".into(), count(entries)));
@@ -106,9 +109,10 @@ pub fn streamline(
             continue;
         }
         list.retain(|(s, _)| {
-            !clean_seq(s)
-                || (an.successor(TerminalId(x), TerminalId(s[0]))
-                    && s.windows(2).all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
+            let p = &s[..clean_prefix(s)];
+            p.is_empty()
+                || (an.successor(TerminalId(x), TerminalId(p[0]))
+                    && p.windows(2).all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
         });
     }
     rep.steps.push(("2 successor graph".into(), count(entries)));
@@ -127,7 +131,13 @@ pub fn streamline(
             let mut keep: Entries = Vec::with_capacity(list.len());
             for (s, toks) in list.drain(..) {
                 if !clean_seq(&s) {
-                    keep.push((s, toks));
+                    // Only the clean prefix can be judged, and only "never".
+                    let p = &s[..clean_prefix(&s)];
+                    if step == 4 && p.len() >= 2 && an.is_never_legal(TerminalId(x), &terms(p)) {
+                        changed = true;
+                    } else {
+                        keep.push((s, toks));
+                    }
                     continue;
                 }
                 let v = cache
@@ -201,7 +211,7 @@ fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, max_stack: usize)
 }
 
 /// Merge entries with equal sequences (union of their sorted token lists).
-fn merge(list: &mut Entries) {
+pub(crate) fn merge(list: &mut Entries) {
     list.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out: Entries = Vec::with_capacity(list.len());
     for (s, toks) in list.drain(..) {
