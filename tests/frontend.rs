@@ -279,13 +279,18 @@ fn semantic_errors_name_file_line_col() {
         ("start: A\nA: \"a\" b\nb: \"b\"\n", "g.lark:2:8: rules are not allowed inside terminals ('b' in terminal 'A')"),
         ("start: \"\"\n", "g.lark:1:8: empty string literal (terminals must match at least one character)"),
         ("start: A\n%ignore B\nA: \"a\"\n", "g.lark:2:9: %ignore of undefined terminal 'B'"),
-        ("other: \"a\"\n", "start rule 'start' is not defined"),
     ];
     for (text, msg) in cases {
         let e = error(text);
         assert_eq!(e.kind(), ErrorKind::Grammar, "{text:?}");
         assert_eq!(e.message(), msg, "{text:?}");
     }
+    // An explicitly named start rule must exist ...
+    let e = parse_grammar("other: \"a\"\n", "g.lark", Some("start"), &|_| None).unwrap_err();
+    assert_eq!((e.kind(), e.message()), (ErrorKind::Grammar, "start rule 'start' is not defined"));
+    // ... while without one, `start` or else the first rule of the file is the start.
+    let c = cfg("other: \"a\"\nsecond: \"b\"\n");
+    assert_eq!(c.nonterminal(c.start).name, "other");
     let e = error("start: A\nA: /a(b/\n");
     assert_eq!(e.kind(), ErrorKind::Regex);
     assert!(e.message().starts_with("g.lark:2:1: terminal 'A' has an invalid regex"), "{}", e.message());
