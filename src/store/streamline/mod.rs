@@ -75,7 +75,7 @@ pub fn streamline(
     rep.interchangeable = an
         .interchangeable_classes()
         .iter()
-        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].name.clone()).collect())
+        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].display_name()).collect())
         .collect();
     let terms = |s: &[u32]| -> Vec<TerminalId> { s.iter().map(|&y| TerminalId(y)).collect() };
     let mut millis = vec![("analysis".to_string(), t0.elapsed().as_millis() as u64)];
