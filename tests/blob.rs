@@ -259,3 +259,18 @@ fn cli_reports_tokenizer_mismatch_and_truncation() {
     assert!(!out.status.success() && err.contains("truncated"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Inputs that once panicked (found by `examples/fuzz_blob.rs`): each must
+/// load or fail cleanly, and a loaded store must be usable.
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    let dir = root().join("tests/fuzz_regressions");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let b = std::fs::read(&path).unwrap();
+        if let Ok(s) = MaskStore::from_bytes(&b) {
+            exercise(s, 1);
+            exercise(MaskStore::from_bytes(&b).unwrap(), 2);
+        }
+    }
+}

@@ -321,6 +321,7 @@ impl Lexer {
 
 /// Split a flat `rows × width` table into (row index per row, distinct rows in
 /// first-occurrence order).
+#[cfg(feature = "compiler")]
 pub(crate) fn dedup_rows(flat: &[u32], width: usize) -> (Vec<u32>, Vec<u32>) {
     let mut seen: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
     let (mut index, mut rows) = (Vec::new(), Vec::new());

@@ -46,16 +46,45 @@ pub fn blocks(words: u32) -> usize {
     (words as usize).div_ceil(2048)
 }
 
-/// Iterate the ids of a list16 payload (assumed valid).
-#[inline]
-fn list16_ids(d: &[u32], nb: usize) -> impl Iterator<Item = u32> + '_ {
+/// Call `f` on every id of a list16 payload, in order (assumed valid: see
+/// [`TokenSets::validate`]).
+#[inline(always)]
+fn for_each_list16(d: &[u32], nb: usize, mut f: impl FnMut(u32)) {
     let (ends, packed) = d.split_at(nb);
-    let mut i = 0u32;
-    ends.iter().enumerate().flat_map(move |(b, &end)| {
-        let lo = i;
-        i = end;
-        (lo..end).map(move |k| ((b as u32) << 16) | (packed[(k >> 1) as usize] >> ((k & 1) * 16)) & 0xffff)
-    })
+    let mut k = 0usize;
+    for (b, &end) in ends.iter().enumerate() {
+        let (hi, end) = ((b as u32) << 16, end as usize);
+        if k < end && k & 1 == 1 {
+            f(hi | packed[k >> 1] >> 16);
+            k += 1;
+        }
+        let pairs = (end - k) / 2;
+        for &w in &packed[k >> 1..(k >> 1) + pairs] {
+            f(hi | w & 0xffff);
+            f(hi | w >> 16);
+        }
+        k += 2 * pairs;
+        if k < end {
+            f(hi | packed[k >> 1] & 0xffff);
+            k += 1;
+        }
+    }
+}
+
+/// The ids of a list16 payload, for validation (any payload: stops early
+/// where it is malformed, which the caller detects by the count).
+fn list16_ids(d: &[u32], nb: usize) -> Vec<u32> {
+    let (ends, packed) = d.split_at(nb.min(d.len()));
+    let mut out = Vec::new();
+    let mut k = 0u32;
+    for (b, &end) in ends.iter().enumerate() {
+        while k < end {
+            let Some(&w) = packed.get((k >> 1) as usize) else { return out };
+            out.push(((b as u32) << 16) | (w >> ((k & 1) * 16)) & 0xffff);
+            k += 1;
+        }
+    }
+    out
 }
 
 impl TokenSets {
@@ -83,32 +112,27 @@ impl TokenSets {
                     bits[r[0] as usize..r[1] as usize].fill(true);
                 }
             }
-            KIND_LIST16 => {
-                for t in list16_ids(d, blocks(self.words)) {
-                    mask[(t >> 5) as usize] |= 1 << (t & 31);
-                }
-            }
+            KIND_LIST16 => for_each_list16(d, blocks(self.words), |t| mask[(t >> 5) as usize] |= 1 << (t & 31)),
             KIND_NOT_LIST16 => {
+                // Bits of the complement's ids keep their value, all others
+                // (within the vocabulary) are set: words are flushed in order.
                 let words = self.words as usize;
                 let tail = self.vocab_len % 32;
-                let valid = |w: usize| if w + 1 == words && tail != 0 { (1u32 << tail) - 1 } else { !0 };
+                let last_valid = if tail != 0 { (1u32 << tail) - 1 } else { !0 };
                 let (mut cw, mut cb) = (0usize, 0u32);
-                for t in list16_ids(d, blocks(self.words)) {
+                for_each_list16(d, blocks(self.words), |t| {
                     let tw = (t >> 5) as usize;
                     if tw != cw {
-                        mask[cw] |= !cb & valid(cw);
-                        for m in &mut mask[cw + 1..tw] {
-                            *m = !0;
-                        }
+                        mask[cw] |= !cb;
+                        mask[cw + 1..tw].fill(!0);
                         (cw, cb) = (tw, 0);
                     }
                     cb |= 1 << (t & 31);
-                }
+                });
                 if cw < words {
-                    mask[cw] |= !cb & valid(cw);
-                    for w in cw + 1..words {
-                        mask[w] |= valid(w);
-                    }
+                    mask[cw] |= !cb;
+                    mask[cw + 1..words].fill(!0);
+                    mask[words - 1] &= last_valid; // padding bits stay zero
                 }
             }
             _ => {

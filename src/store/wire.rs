@@ -507,6 +507,19 @@ impl MaskStore {
             {
                 return Err(corrupt("indentation rules do not match the grammar"));
             }
+            // `%indent` invariants the parser relies on: three distinct
+            // terminals, INDENT/DEDENT never lexed, brackets -1, 0 or +1.
+            let start = lexer.start();
+            let lexed = |t: u32| lexer.can_complete(start, crate::ids::TerminalId(t));
+            if ind.newline == ind.indent
+                || ind.newline == ind.dedent
+                || ind.indent == ind.dedent
+                || lexed(ind.indent)
+                || lexed(ind.dedent)
+                || ind.bracket.iter().any(|b| !(-1..=1).contains(b))
+            {
+                return Err(corrupt("indentation rules are inconsistent"));
+            }
         }
         if tables.n_terminals() != n_terminals.wrapping_add(1) || lexer.n_terminals() != n_terminals as usize {
             return Err(corrupt("lexer, parser and grammar disagree on the number of terminals"));
@@ -568,6 +581,11 @@ impl MaskStore {
             sets: super::sets::TokenSets { words, vocab_len, index, data },
         };
         store.validate().map_err(corrupt)?;
+        if let Some(ind) = &store.grammar.indent {
+            if store.seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
+                return Err(corrupt("a sequence holds an INDENT or DEDENT terminal"));
+            }
+        }
         if store.q_of(store.lexer.start().0, super::walk::NO_TARGET).is_none() {
             return Err(corrupt("no start position"));
         }
