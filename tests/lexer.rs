@@ -379,9 +379,12 @@ fn parts_round_trip_and_validation() {
     let lexer = &python().lexer;
     let p = lexer.parts();
     assert_eq!(&Lexer::from_parts(p).unwrap(), lexer);
-    let mut cont = p.cont.to_vec();
+    let mut cont = p.cont_rows.to_vec();
     cont[3] = lexer.n_states() as u32;
-    assert_eq!(Lexer::from_parts(LexerParts { cont: &cont, ..p }).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+    assert_eq!(Lexer::from_parts(LexerParts { cont_rows: &cont, ..p }).unwrap_err().kind(), ErrorKind::BlobCorrupt);
+    let mut row = p.emit_row.to_vec();
+    row[1] = (p.emit_rows.len() / p.n_classes as usize) as u32;
+    assert_eq!(Lexer::from_parts(LexerParts { emit_row: &row, ..p }).unwrap_err().kind(), ErrorKind::BlobCorrupt);
     let winner = vec![u32::MAX; p.winner.len() - 1];
     assert!(Lexer::from_parts(LexerParts { winner: &winner, ..p }).is_err());
     let mut comp = p.comp.to_vec();

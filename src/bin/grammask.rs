@@ -512,6 +512,7 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         "set_pool_words": s.sets().data.len(),
         "steps": s.info().step_counts,
         "entries_per_position": dist,
+        "sections": grammask::store::wire::section_sizes(&bytes)?,
         "load_ms": load_ms,
         "first_mask_ms": first_ms,
     });
@@ -532,6 +533,10 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         println!("checked entries by target terminal (top 12):");
         for (n, (p, e)) in &by_target {
             println!("  {n:<16} {p:>6} positions {e:>9} entries");
+        }
+        println!("blob sections (bytes):");
+        for (tag, n) in grammask::store::wire::section_sizes(&bytes)? {
+            println!("  {tag:<8} {n:>10}");
         }
         println!("load {load_ms:.2} ms, first mask {first_ms:.2} ms");
         if let Some(name) = dump_target {

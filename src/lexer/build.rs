@@ -352,12 +352,16 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
         comp_offsets.push(comp.len() as u32);
     }
 
+    let (cont_row, cont_rows) = super::dedup_rows(&cont, n_classes);
+    let (emit_row, emit_rows) = super::dedup_rows(&emit, n_classes);
     let lexer = Lexer {
         classes,
         n_classes: n_classes as u32,
         n_states: ns as u32,
-        cont,
-        emit,
+        cont_row,
+        cont_rows,
+        emit_row,
+        emit_rows,
         winner,
         comp_offsets,
         comp,

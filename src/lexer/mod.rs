@@ -53,7 +53,8 @@
 //! terminal tables and make `\n \r \t \x0c ' '` singletons.
 //!
 //! The runtime tables are flat `u32` arrays (see [`LexerParts`]) and need no
-//! `compiler` feature.
+//! `compiler` feature. Many states share a transition row, so `cont` and
+//! `emit` are stored as distinct rows plus one row index per state.
 
 #[cfg(feature = "compiler")]
 mod build;
@@ -87,14 +88,16 @@ pub struct LexFailure {
 }
 
 /// The lexer automaton (see the module doc). All tables are flat; transition
-/// tables are indexed `state * n_classes + class`.
+/// `t(s, b)` is `t_rows[t_row[s] * n_classes + class(b)]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lexer {
     classes: [u8; 256],
     n_classes: u32,
     n_states: u32,
-    cont: Vec<u32>,
-    emit: Vec<u32>,
+    cont_row: Vec<u32>,
+    cont_rows: Vec<u32>,
+    emit_row: Vec<u32>,
+    emit_rows: Vec<u32>,
     winner: Vec<u32>,
     comp_offsets: Vec<u32>,
     comp: Vec<TerminalId>,
@@ -109,10 +112,14 @@ pub struct LexerParts<'a> {
     pub classes: &'a [u8; 256],
     pub n_classes: u32,
     pub n_states: u32,
-    /// `n_states * n_classes` entries, [`NONE`] or a state.
-    pub cont: &'a [u32],
-    /// `n_states * n_classes` entries, [`NONE`] or a state.
-    pub emit: &'a [u32],
+    /// `n_states` row indices into `cont_rows`.
+    pub cont_row: &'a [u32],
+    /// Distinct `cont` rows, `n_classes` entries each, [`NONE`] or a state.
+    pub cont_rows: &'a [u32],
+    /// `n_states` row indices into `emit_rows`.
+    pub emit_row: &'a [u32],
+    /// Distinct `emit` rows, `n_classes` entries each, [`NONE`] or a state.
+    pub emit_rows: &'a [u32],
     /// `n_states` entries, [`NONE`] or a terminal.
     pub winner: &'a [u32],
     /// `n_states + 1` offsets into `comp`.
@@ -153,18 +160,18 @@ impl Lexer {
         self.classes[b as usize]
     }
     #[inline]
-    fn idx(&self, s: LexStateId, b: u8) -> usize {
-        s.index() * self.n_classes as usize + self.classes[b as usize] as usize
+    fn idx(&self, row: u32, b: u8) -> usize {
+        row as usize * self.n_classes as usize + self.classes[b as usize] as usize
     }
     /// `b` extends the lexeme in progress.
     #[inline]
     pub fn cont(&self, s: LexStateId, b: u8) -> Option<LexStateId> {
-        opt(self.cont[self.idx(s, b)]).map(LexStateId)
+        opt(self.cont_rows[self.idx(self.cont_row[s.index()], b)]).map(LexStateId)
     }
     /// The lexeme in progress ends here as [`Lexer::winner`]`(s)`; `b` starts the next one.
     #[inline]
     pub fn emit(&self, s: LexStateId, b: u8) -> Option<LexStateId> {
-        opt(self.emit[self.idx(s, b)]).map(LexStateId)
+        opt(self.emit_rows[self.idx(self.emit_row[s.index()], b)]).map(LexStateId)
     }
     /// The terminal the lexeme in progress would be if it ended here.
     #[inline]
@@ -239,8 +246,10 @@ impl Lexer {
             classes: &self.classes,
             n_classes: self.n_classes,
             n_states: self.n_states,
-            cont: &self.cont,
-            emit: &self.emit,
+            cont_row: &self.cont_row,
+            cont_rows: &self.cont_rows,
+            emit_row: &self.emit_row,
+            emit_rows: &self.emit_rows,
             winner: &self.winner,
             comp_offsets: &self.comp_offsets,
             comp: &self.comp,
@@ -263,11 +272,13 @@ impl Lexer {
         if ns == 0 {
             return bad("no states");
         }
-        if ns.checked_mul(nc).map_or(true, |n| n != p.cont.len() || n != p.emit.len()) {
-            return bad("transition table size");
-        }
-        if p.cont.iter().chain(p.emit).any(|&x| x != NONE && x as usize >= ns) {
-            return bad("transition target out of range");
+        for (row, rows) in [(p.cont_row, p.cont_rows), (p.emit_row, p.emit_rows)] {
+            if row.len() != ns || rows.len() % nc != 0 || row.iter().any(|&r| r as usize >= rows.len() / nc) {
+                return bad("transition table size");
+            }
+            if rows.iter().any(|&x| x != NONE && x as usize >= ns) {
+                return bad("transition target out of range");
+            }
         }
         if p.winner.len() != ns || p.winner.iter().any(|&w| w != NONE && w as usize >= nt) {
             return bad("winner table");
@@ -279,10 +290,10 @@ impl Lexer {
         if offs.len() != ns + 1 || offs[0] != 0 || offs[ns] as usize != p.comp.len() {
             return bad("completion offsets");
         }
+        if offs.windows(2).any(|w| w[0] > w[1]) {
+            return bad("completion offsets not increasing");
+        }
         for s in 0..ns {
-            if offs[s] > offs[s + 1] {
-                return bad("completion offsets not increasing");
-            }
             let list = &p.comp[offs[s] as usize..offs[s + 1] as usize];
             if list.iter().any(|t| t.index() >= nt) || list.windows(2).any(|w| w[0] >= w[1]) {
                 return bad("completion list not sorted or out of range");
@@ -295,8 +306,10 @@ impl Lexer {
             classes: *p.classes,
             n_classes: p.n_classes,
             n_states: p.n_states,
-            cont: p.cont.to_vec(),
-            emit: p.emit.to_vec(),
+            cont_row: p.cont_row.to_vec(),
+            cont_rows: p.cont_rows.to_vec(),
+            emit_row: p.emit_row.to_vec(),
+            emit_rows: p.emit_rows.to_vec(),
             winner: p.winner.to_vec(),
             comp_offsets: offs.to_vec(),
             comp: p.comp.to_vec(),
@@ -304,4 +317,21 @@ impl Lexer {
             ignored: p.ignored.to_vec(),
         })
     }
+}
+
+/// Split a flat `rows × width` table into (row index per row, distinct rows in
+/// first-occurrence order).
+#[cfg(feature = "compiler")]
+pub(crate) fn dedup_rows(flat: &[u32], width: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut seen: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+    let (mut index, mut rows) = (Vec::new(), Vec::new());
+    for r in flat.chunks(width.max(1)) {
+        let n = seen.len() as u32;
+        let id = *seen.entry(r).or_insert_with(|| {
+            rows.extend_from_slice(r);
+            n
+        });
+        index.push(id);
+    }
+    (index, rows)
 }

@@ -340,9 +340,10 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
     let mut q_always = Vec::with_capacity(nq);
     let mut q_entries = Vec::with_capacity(2 * nq);
     let mut shared: HashMap<Vec<(&[u32], u32)>, (u32, u32)> = HashMap::new();
-    let mut entry_seq = vec![0u32];
-    let mut seq_pool = Vec::new();
-    let mut entry_set = Vec::new();
+    let mut entry_item = Vec::new();
+    let (mut item_seq, mut seq_pool, mut item_set) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seq_ids: HashMap<&[u32], [u32; 2]> = HashMap::new();
+    let mut item_ids: HashMap<(&[u32], u32), u32> = HashMap::new();
     for (list, proven) in raw.entries.iter().zip(&raw.always) {
         let mut always: Vec<u32> = proven.clone();
         let mut checked: Vec<(&[u32], u32)> = Vec::with_capacity(list.len());
@@ -354,13 +355,20 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
             }
         }
         let range = *shared.entry(checked.clone()).or_insert_with(|| {
-            let lo = entry_set.len() as u32;
-            for (seq, set) in &checked {
-                seq_pool.extend_from_slice(seq);
-                entry_seq.push(seq_pool.len() as u32);
-                entry_set.push(*set);
+            let lo = entry_item.len() as u32;
+            for &(seq, set) in &checked {
+                let item = *item_ids.entry((seq, set)).or_insert_with(|| {
+                    let range = *seq_ids.entry(seq).or_insert_with(|| {
+                        seq_pool.extend_from_slice(seq);
+                        [(seq_pool.len() - seq.len()) as u32, seq_pool.len() as u32]
+                    });
+                    item_seq.extend_from_slice(&range);
+                    item_set.push(set);
+                    item_set.len() as u32 - 1
+                });
+                entry_item.push(item);
             }
-            (lo, entry_set.len() as u32)
+            (lo, entry_item.len() as u32)
         });
         q_entries.extend_from_slice(&[range.0, range.1]);
         always.sort_unstable();
@@ -376,9 +384,10 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
         q_target: raw.q_target,
         q_always,
         q_entries,
-        entry_seq,
+        entry_item,
+        item_seq,
         seq_pool,
-        entry_set,
+        item_set,
         sets: sets.finish(),
     }
 }

@@ -57,10 +57,15 @@ pub struct MaskStore {
     /// Per q: its checked entries are `q_entries[2q]..q_entries[2q+1]`
     /// (positions with identical entry lists share them).
     pub(crate) q_entries: Vec<u32>,
-    /// Per entry: its symbols are `seq_pool[entry_seq[e]..entry_seq[e+1]]`.
-    pub(crate) entry_seq: Vec<u32>,
+    /// Per stored entry: its item, a distinct (sequence, token set) pair
+    /// (few pairs are distinct, so entries share them).
+    pub(crate) entry_item: Vec<u32>,
+    /// Per item: its symbols are `seq_pool[item_seq[2i]..item_seq[2i+1]]`
+    /// (equal sequences share storage).
+    pub(crate) item_seq: Vec<u32>,
     pub(crate) seq_pool: Vec<u32>,
-    pub(crate) entry_set: Vec<u32>,
+    /// Per item: its token set.
+    pub(crate) item_set: Vec<u32>,
     pub(crate) sets: TokenSets,
 }
 
@@ -93,7 +98,7 @@ impl MaskStore {
     }
     /// Checked entries actually stored (positions with equal lists share them).
     pub fn n_stored_entries(&self) -> usize {
-        self.entry_set.len()
+        self.entry_item.len()
     }
     pub fn n_always(&self) -> usize {
         self.q_always.iter().filter(|&&s| s != NONE).count()
@@ -129,12 +134,13 @@ impl MaskStore {
 
     #[inline]
     pub fn entry_seq(&self, e: usize) -> &[u32] {
-        &self.seq_pool[self.entry_seq[e] as usize..self.entry_seq[e + 1] as usize]
+        let i = self.entry_item[e] as usize;
+        &self.seq_pool[self.item_seq[2 * i] as usize..self.item_seq[2 * i + 1] as usize]
     }
 
     #[inline]
     pub fn entry_set(&self, e: usize) -> u32 {
-        self.entry_set[e]
+        self.item_set[self.entry_item[e] as usize]
     }
 
     /// Human-readable name of a lexer-level symbol.
@@ -161,7 +167,8 @@ impl MaskStore {
     pub(crate) fn validate(&self) -> Result<(), String> {
         let nl = self.lexer.n_states();
         let nq = self.q_target.len();
-        let ne = self.entry_set.len();
+        let ne = self.entry_item.len();
+        let ni = self.item_set.len();
         if self.q_base.len() != nl + 1 || self.q_base[0] != 0 || *self.q_base.last().unwrap() as usize != nq {
             return Err("position index does not match the lexer".into());
         }
@@ -186,17 +193,20 @@ impl MaskStore {
         if self.q_entries.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > ne) {
             return Err("entry index is inconsistent".into());
         }
-        if self.entry_seq.len() != ne + 1 || self.entry_seq[0] != 0 {
+        if self.entry_item.iter().any(|&i| i as usize >= ni) {
+            return Err("an entry points to a missing item".into());
+        }
+        if self.item_seq.len() != 2 * ni {
             return Err("sequence index has the wrong length".into());
         }
-        if self.entry_seq.windows(2).any(|w| w[0] > w[1]) || *self.entry_seq.last().unwrap() as usize != self.seq_pool.len() {
+        if self.item_seq.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > self.seq_pool.len()) {
             return Err("sequence index is inconsistent".into());
         }
         if self.seq_pool.iter().any(|&s| s >= alpha || s == self.grammar.n_terminals) {
             return Err("a sequence holds an unknown symbol".into());
         }
         let ns = self.sets.len() as u32;
-        if self.q_always.iter().any(|&s| s != NONE && s >= ns) || self.entry_set.iter().any(|&s| s >= ns) {
+        if self.q_always.iter().any(|&s| s != NONE && s >= ns) || self.item_set.iter().any(|&s| s >= ns) {
             return Err("an entry points to a missing token set".into());
         }
         self.sets.validate(self.vocab.len() as u32)?;

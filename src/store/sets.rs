@@ -4,11 +4,20 @@
 //! `id >> 5` (the layout of the JS `Uint32Array` and of `bitvec`'s
 //! `BitSlice<u32, Lsb0>`).
 //!
-//! Each set is stored in whichever of three forms is smallest:
-//! - **list**: sorted token ids (few tokens);
+//! Each set is stored in whichever of five forms has the smallest payload
+//! (ties go to the earlier form in this list, the faster to OR):
+//! - **dense**: a full bitset of `words` u32 (many tokens, no structure);
 //! - **ranges**: sorted `[start, end)` pairs (runs of consecutive ids);
-//! - **dense**: a full bitset of `words` u32 (many tokens).
+//! - **list**: sorted token ids, one u32 each (one or two tokens);
+//! - **list16**: sorted token ids split by 65536-id block: `blocks` u32 end
+//!   counts (cumulative), then the low 16 bits of every id packed two per u32
+//!   (low half first, a zero half pads an odd count);
+//! - **not-list16**: the complement (within the vocabulary) as a list16 (sets
+//!   holding nearly every token).
 //!
+//! `blocks = ceil(words * 32 / 65536)`. Every form is read in place, in one
+//! pass, with no allocation; OR-ing a dense or not-list16 set costs `words`
+//! word operations, the others cost their payload length.
 //! Identical sets are stored once ([`SetsBuilder`] deduplicates).
 
 use bitvec::prelude::*;
@@ -16,15 +25,66 @@ use bitvec::prelude::*;
 pub const KIND_LIST: u32 = 0;
 pub const KIND_RANGES: u32 = 1;
 pub const KIND_DENSE: u32 = 2;
+pub const KIND_LIST16: u32 = 3;
+pub const KIND_NOT_LIST16: u32 = 4;
 
 /// All token sets of a store, in one flat pool.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TokenSets {
     /// Mask length in words.
     pub words: u32,
+    /// Vocabulary size (bits of the mask that may be set).
+    pub vocab_len: u32,
     /// Per set: (kind, offset into `data`, length in u32 of its payload).
     pub index: Vec<[u32; 3]>,
     pub data: Vec<u32>,
+}
+
+/// Number of 65536-id blocks of a list16 payload for masks of `words` words.
+#[inline]
+pub fn blocks(words: u32) -> usize {
+    (words as usize).div_ceil(2048)
+}
+
+/// Call `f` on every id of a list16 payload, in order (assumed valid: see
+/// [`TokenSets::validate`]).
+#[inline(always)]
+fn for_each_list16(d: &[u32], nb: usize, mut f: impl FnMut(u32)) {
+    let (ends, packed) = d.split_at(nb);
+    let mut k = 0usize;
+    for (b, &end) in ends.iter().enumerate() {
+        let (hi, end) = ((b as u32) << 16, end as usize);
+        if k < end && k & 1 == 1 {
+            f(hi | packed[k >> 1] >> 16);
+            k += 1;
+        }
+        let pairs = (end - k) / 2;
+        for &w in &packed[k >> 1..(k >> 1) + pairs] {
+            f(hi | w & 0xffff);
+            f(hi | w >> 16);
+        }
+        k += 2 * pairs;
+        if k < end {
+            f(hi | packed[k >> 1] & 0xffff);
+            k += 1;
+        }
+    }
+}
+
+/// The ids of a list16 payload, for validation (any payload: stops early
+/// where it is malformed, which the caller detects by the count).
+fn list16_ids(d: &[u32], nb: usize) -> Vec<u32> {
+    let (ends, packed) = d.split_at(nb.min(d.len()));
+    let mut out = Vec::new();
+    let mut k = 0u32;
+    for (b, &end) in ends.iter().enumerate() {
+        while k < end {
+            let Some(&w) = packed.get((k >> 1) as usize) else { return out };
+            out.push(((b as u32) << 16) | (w >> ((k & 1) * 16)) & 0xffff);
+            k += 1;
+        }
+    }
+    out
 }
 
 impl TokenSets {
@@ -52,6 +112,29 @@ impl TokenSets {
                     bits[r[0] as usize..r[1] as usize].fill(true);
                 }
             }
+            KIND_LIST16 => for_each_list16(d, blocks(self.words), |t| mask[(t >> 5) as usize] |= 1 << (t & 31)),
+            KIND_NOT_LIST16 => {
+                // Bits of the complement's ids keep their value, all others
+                // (within the vocabulary) are set: words are flushed in order.
+                let words = self.words as usize;
+                let tail = self.vocab_len % 32;
+                let last_valid = if tail != 0 { (1u32 << tail) - 1 } else { !0 };
+                let (mut cw, mut cb) = (0usize, 0u32);
+                for_each_list16(d, blocks(self.words), |t| {
+                    let tw = (t >> 5) as usize;
+                    if tw != cw {
+                        mask[cw] |= !cb;
+                        mask[cw + 1..tw].fill(!0);
+                        (cw, cb) = (tw, 0);
+                    }
+                    cb |= 1 << (t & 31);
+                });
+                if cw < words {
+                    mask[cw] |= !cb;
+                    mask[cw + 1..words].fill(!0);
+                    mask[words - 1] &= last_valid; // padding bits stay zero
+                }
+            }
             _ => {
                 for (m, w) in mask.iter_mut().zip(d) {
                     *m |= *w;
@@ -64,18 +147,23 @@ impl TokenSets {
     pub fn count(&self, i: u32) -> u32 {
         let [kind, off, len] = self.index[i as usize];
         let d = &self.data[off as usize..(off + len) as usize];
+        let nb = blocks(self.words);
         match kind {
             KIND_LIST => len,
             KIND_RANGES => d.chunks_exact(2).map(|r| r[1] - r[0]).sum(),
+            KIND_LIST16 => d[nb - 1],
+            KIND_NOT_LIST16 => self.vocab_len - d[nb - 1],
             _ => d.iter().map(|w| w.count_ones()).sum(),
         }
     }
 
-    /// Validate structure against `vocab_len` (for the blob loader).
+    /// Validate structure against `vocab_len` (for the blob loader): after
+    /// this, [`TokenSets::or_into`] and [`TokenSets::count`] cannot fail.
     pub fn validate(&self, vocab_len: u32) -> Result<(), String> {
-        if self.words != vocab_len.div_ceil(32) {
+        if self.words != vocab_len.div_ceil(32) || self.vocab_len != vocab_len {
             return Err(format!("token sets have {} mask words, vocabulary needs {}", self.words, vocab_len.div_ceil(32)));
         }
+        let nb = blocks(self.words);
         for (i, &[kind, off, len]) in self.index.iter().enumerate() {
             let end = off as u64 + len as u64;
             if end > self.data.len() as u64 {
@@ -91,6 +179,30 @@ impl TokenSets {
                 KIND_RANGES => {
                     if len % 2 != 0 || d.chunks_exact(2).any(|r| r[0] >= r[1] || r[1] > vocab_len) {
                         return Err(format!("token set {i}: bad ranges"));
+                    }
+                    if d.chunks_exact(2).zip(d.chunks_exact(2).skip(1)).any(|(a, b)| a[1] > b[0]) {
+                        return Err(format!("token set {i}: ranges unsorted"));
+                    }
+                }
+                KIND_LIST16 | KIND_NOT_LIST16 => {
+                    let bad = || format!("token set {i}: bad list16 payload");
+                    if nb == 0 || d.len() < nb {
+                        return Err(bad());
+                    }
+                    let (ends, packed) = d.split_at(nb);
+                    let n = ends[nb - 1];
+                    if ends.windows(2).any(|w| w[0] > w[1]) || packed.len() as u64 != (n as u64).div_ceil(2) {
+                        return Err(bad());
+                    }
+                    if n % 2 == 1 && packed[packed.len() - 1] >> 16 != 0 {
+                        return Err(bad());
+                    }
+                    let mut prev: Option<u32> = None;
+                    for t in list16_ids(d, nb) {
+                        if t >= vocab_len || prev.is_some_and(|p| p >= t) {
+                            return Err(format!("token set {i}: ids unsorted or out of range"));
+                        }
+                        prev = Some(t);
                     }
                 }
                 KIND_DENSE => {
@@ -109,6 +221,28 @@ impl TokenSets {
     }
 }
 
+/// A list16 payload for sorted ids (see the module doc).
+fn list16(ids: impl Iterator<Item = u32> + Clone, nb: usize) -> Vec<u32> {
+    let mut ends = vec![0u32; nb];
+    for t in ids.clone() {
+        ends[(t >> 16) as usize] += 1;
+    }
+    for b in 1..nb {
+        ends[b] += ends[b - 1];
+    }
+    let mut out = ends;
+    let mut half = false;
+    for t in ids {
+        if half {
+            *out.last_mut().unwrap() |= (t & 0xffff) << 16;
+        } else {
+            out.push(t & 0xffff);
+        }
+        half = !half;
+    }
+    out
+}
+
 /// Builds a deduplicated [`TokenSets`] pool.
 #[derive(Default)]
 pub struct SetsBuilder {
@@ -118,15 +252,19 @@ pub struct SetsBuilder {
 
 impl SetsBuilder {
     pub fn new(vocab_len: u32) -> Self {
-        SetsBuilder { sets: TokenSets { words: vocab_len.div_ceil(32), ..Default::default() }, dedup: Default::default() }
+        SetsBuilder {
+            sets: TokenSets { words: vocab_len.div_ceil(32), vocab_len, ..Default::default() },
+            dedup: Default::default(),
+        }
     }
 
-    /// Add a set given as sorted, deduplicated ids; returns its index.
+    /// Add a set given as sorted, deduplicated ids (`< vocab_len`); returns its index.
     pub fn add(&mut self, ids: &[u32]) -> u32 {
         if let Some(&i) = self.dedup.get(ids) {
             return i;
         }
-        let words = self.sets.words as usize;
+        let (words, vocab) = (self.sets.words as usize, self.sets.vocab_len);
+        let nb = blocks(self.sets.words);
         let mut ranges: Vec<[u32; 2]> = Vec::new();
         for &t in ids {
             match ranges.last_mut() {
@@ -134,16 +272,42 @@ impl SetsBuilder {
                 _ => ranges.push([t, t + 1]),
             }
         }
-        let (kind, payload): (u32, Vec<u32>) = if ids.len() <= 2 * ranges.len() && ids.len() <= words {
-            (KIND_LIST, ids.to_vec())
-        } else if 2 * ranges.len() <= words {
-            (KIND_RANGES, ranges.into_iter().flatten().collect())
-        } else {
-            let mut d = vec![0u32; words];
-            for &t in ids {
-                d[(t >> 5) as usize] |= 1 << (t & 31);
+        let n = ids.len();
+        let n_not = vocab as usize - n;
+        // Payload sizes in words, in order of preference on ties.
+        let sizes = [
+            (KIND_DENSE, words),
+            (KIND_RANGES, 2 * ranges.len()),
+            (KIND_LIST, n),
+            (KIND_LIST16, nb + n.div_ceil(2)),
+            (KIND_NOT_LIST16, nb + n_not.div_ceil(2)),
+        ];
+        let kind = sizes.iter().min_by_key(|k| k.1).unwrap().0;
+        let payload: Vec<u32> = match kind {
+            KIND_DENSE => {
+                let mut d = vec![0u32; words];
+                for &t in ids {
+                    d[(t >> 5) as usize] |= 1 << (t & 31);
+                }
+                d
             }
-            (KIND_DENSE, d)
+            KIND_RANGES => ranges.into_iter().flatten().collect(),
+            KIND_LIST => ids.to_vec(),
+            KIND_LIST16 => list16(ids.iter().copied(), nb),
+            _ => {
+                let mut it = ids.iter().copied().peekable();
+                let not: Vec<u32> = (0..vocab)
+                    .filter(|&t| {
+                        if it.peek() == Some(&t) {
+                            it.next();
+                            false
+                        } else {
+                            true
+                        }
+                    })
+                    .collect();
+                list16(not.iter().copied(), nb)
+            }
         };
         let i = self.sets.index.len() as u32;
         self.sets.index.push([kind, self.sets.data.len() as u32, payload.len() as u32]);
@@ -171,6 +335,8 @@ mod tests {
             (100..400).collect(),
             (0..1000).filter(|i| i % 3 == 0).collect(),
             (0..1000).collect(),
+            (0..1000).filter(|&i| ![3, 500, 999].contains(&i)).collect(),
+            (0..1000).filter(|&i| i != 0).collect(),
         ];
         let mut b = SetsBuilder::new(vocab);
         let ids: Vec<u32> = cases.iter().map(|c| b.add(c)).collect();
@@ -178,15 +344,42 @@ mod tests {
         let sets = b.finish();
         sets.validate(vocab).unwrap();
         let kinds: Vec<u32> = ids.iter().map(|&i| sets.index[i as usize][0]).collect();
-        assert_eq!(kinds[3], KIND_RANGES);
-        assert_eq!(kinds[4], KIND_DENSE);
-        assert_eq!(kinds[2], KIND_LIST);
+        assert_eq!(kinds, [KIND_RANGES, KIND_LIST, KIND_LIST16, KIND_RANGES, KIND_DENSE, KIND_NOT_LIST16, KIND_NOT_LIST16, KIND_RANGES]);
         for (c, &i) in cases.iter().zip(&ids) {
             let mut m = vec![0u32; 32];
             sets.or_into(i, &mut m);
+            assert_eq!(m[31] >> (vocab % 32), 0, "no bits past the vocabulary");
             let got: Vec<u32> = (0..vocab).filter(|&t| m[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
             assert_eq!(&got, c);
             assert_eq!(sets.count(i) as usize, c.len());
+        }
+    }
+
+    #[test]
+    fn list16_spans_blocks_and_validate_rejects_damage() {
+        let vocab = 200_000u32;
+        let mut ids = vec![1, 65535, 65536, 131072 + 7, 199_999];
+        ids.extend((0..20).map(|i| 300 + 2 * i));
+        ids.sort_unstable();
+        let mut b = SetsBuilder::new(vocab);
+        let i = b.add(&ids);
+        let not: Vec<u32> = (0..vocab).filter(|t| !ids.contains(t)).collect();
+        let j = b.add(&not);
+        let sets = b.finish();
+        assert_eq!((sets.index[i as usize][0], sets.index[j as usize][0]), (KIND_LIST16, KIND_NOT_LIST16));
+        sets.validate(vocab).unwrap();
+        for (set, want) in [(i, &ids), (j, &not)] {
+            let mut m = vec![0u32; sets.words as usize];
+            sets.or_into(set, &mut m);
+            let got: Vec<u32> = (0..vocab).filter(|&t| m[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+            assert_eq!(&got, want);
+            assert_eq!(sets.count(set) as usize, want.len());
+        }
+        let [_, off, _] = sets.index[i as usize];
+        for (k, v) in [(0usize, 9u32), (3, 0xffff_0001), (4, 0)] {
+            let mut bad = sets.clone();
+            bad.data[off as usize + k] = v;
+            assert!(bad.validate(vocab).is_err(), "word {k} = {v:#x} accepted");
         }
     }
 }

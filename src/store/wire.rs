@@ -1,6 +1,6 @@
 //! The blob: one versioned, checksummed binary file holding a [`MaskStore`].
 //!
-//! ## Layout (all integers little-endian; every table is u32-aligned)
+//! ## Layout (all integers little-endian; everything is u32-aligned)
 //! ```text
 //! header   "GRAMMASK" (8 bytes)
 //!          endian mark u32 = 0x01020304
@@ -10,36 +10,73 @@
 //!          tokenizer fingerprint u64   (hash of every token's bytes, special flags, EOS ids)
 //!          grammar fingerprint u64     (hash of the normalized grammar)
 //!          options u32                 (bit 0: streamlined)
-//!          section count u32
-//!          per section: tag u32, offset u32, length u32, checksum u32 (bytes)
-//!          header checksum u32         (of everything before it)
-//! sections, each a sequence of arrays; an array is `len: u32` then `len` u32 words
+//!          section count u32 (= 7)
+//!          per section: tag [u8; 4], offset u32, length u32, checksum u64 (of its bytes)
+//!          header checksum u64         (of everything before it)
+//! sections, in the order LEXR LALR INDT VOCB POSN SETS INFO, back to back
 //! ```
-//! Sections: `LEXR` lexer tables, `LALR` parse tables, `INDT` indentation rules,
-//! `VOCB` token bytes + special flags + EOS ids, `POSN` positions and entries,
-//! `SETS` token sets, `INFO` terminal names and streamlining step counts.
+//! A section is a sequence of *scalars* (one u32) and *arrays*: `len: u32`,
+//! `width: u32` (1, 2 or 4 bytes per element), then the `len` elements,
+//! zero-padded to a multiple of 4 bytes. A u32 array is written with the
+//! narrowest width that holds every value; in a narrow array the all-ones
+//! value (`0xff`, `0xffff`) stands for `u32::MAX` (the tables' "none").
+//! Loading widens each array in one linear pass (no per-entry parsing).
+//!
+//! Sections (arrays unless marked scalar):
+//! - `LEXR`: byte classes (256 bytes), scalars `n_classes`, `n_states`; per
+//!   state `cont` row index, distinct `cont` rows; the same for `emit`;
+//!   `winner`, completion offsets and lists, scalar `n_terminals`, ignored
+//!   flags (bytes).
+//! - `LALR`: `[n_terminals, n_nonterminals, n_states, start_state]`, action
+//!   and goto tables (row-major), rule lhs, rule lengths.
+//! - `INDT`: `[]` or `[newline, indent, dedent]` then bracket deltas (bytes,
+//!   i8); scalar `n_terminals`.
+//! - `VOCB`: token bytes (concatenated), token lengths, special flags
+//!   (bitset bytes), EOS ids.
+//! - `POSN`: `q_base`, `q_target`, `q_always`, `q_entries` (2 per position),
+//!   `entry_item`, `item_seq` (2 per item), `seq_pool`, `item_set`.
+//! - `SETS`: scalar mask words, set index (3 per set: kind, offset, length),
+//!   payload pool (u32; see [`super::sets`] for the five set forms).
+//! - `INFO`: terminal names, streamlining step names (string tables: offsets
+//!   then bytes), step counts (2 u32 each, low word first).
+//!
+//! ## Checksums
+//! [`checksum`] is a 4-lane multiply–rotate hash over 8-byte words (several
+//! GB/s). Every step is a bijection of the lane state, and the lanes are
+//! combined by bijections, so any change confined to one 8-byte word (every
+//! single-bit flip in particular) changes the checksum.
 //!
 //! ## Version policy
 //! Any change to the layout or to the meaning of a table bumps
 //! [`FORMAT_VERSION`]; a loader refuses every other version with
 //! [`ErrorKind::BlobVersion`](crate::ErrorKind::BlobVersion). Blobs are rebuilt
-//! from the grammar with `grammask compile`; there is no migration.
+//! from the grammar with `grammask compile`; there is no migration. Version 1:
+//! plain u32 arrays, FNV checksums. Version 2: narrow arrays, deduplicated
+//! lexer rows, entry items and sequences, token lengths instead of offsets,
+//! list16 / not-list16 token sets, 64-bit checksums.
 //!
 //! ## Safety
 //! [`MaskStore::from_bytes`] never panics and never reads out of bounds: every
 //! length is checked before use, every section checksum is verified, and every
-//! cross-table index is validated before the store is handed out.
+//! cross-table index is validated before the store is handed out. Nothing is
+//! allocated beyond a small multiple of the blob's size. The tokenizer
+//! fingerprint is taken from the header (not recomputed on load; the section
+//! checksums protect the vocabulary).
 
 use super::{MaskStore, StoreInfo};
 use crate::error::{Error, ErrorKind, Result};
-use crate::hash::Fnv64;
 
 pub const MAGIC: &[u8; 8] = b"GRAMMASK";
 pub const ENDIAN_MARK: u32 = 0x0102_0304;
 /// Bump on any format change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// The sections, in blob order.
+pub const SECTION_TAGS: [&[u8; 4]; 7] = [b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"SETS", b"INFO"];
 
-const HEADER_FIXED: usize = 8 + 4 * 4 + 8 + 8 + 4 + 4;
+/// Bytes before the section table.
+pub const HEADER_FIXED: usize = 8 + 4 * 4 + 8 + 8 + 4 + 4;
+/// Bytes per section table entry.
+pub const SECTION_ENTRY: usize = 20;
 
 /// Header fields, readable without loading the whole blob.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +86,18 @@ pub struct BlobHeader {
     pub tokenizer_fingerprint: u64,
     pub grammar_fingerprint: u64,
     pub options: u32,
-    pub sections: Vec<([u8; 4], u32, u32, u32)>,
+    /// (tag, offset, length, checksum) per section.
+    pub sections: Vec<([u8; 4], u32, u32, u64)>,
+}
+
+impl BlobHeader {
+    /// Length of the header (up to the first section).
+    pub fn len(&self) -> usize {
+        HEADER_FIXED + self.sections.len() * SECTION_ENTRY + 8
+    }
+    pub fn is_empty(&self) -> bool {
+        false
+    }
 }
 
 fn crate_version() -> u32 {
@@ -58,42 +106,70 @@ fn crate_version() -> u32 {
     (a << 16) | (b << 8) | c
 }
 
-fn checksum(bytes: &[u8]) -> u32 {
-    let mut h = Fnv64::new();
-    h.write(bytes);
-    let x = h.finish();
-    (x ^ (x >> 32)) as u32
+/// The blob checksum (see the module doc).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    const K: [u64; 4] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f, 0x1656_67b1_9e37_79f9, 0xd6e8_feb8_6659_fd93];
+    #[inline(always)]
+    fn step(h: u64, w: u64, k: u64) -> u64 {
+        (h ^ w).wrapping_mul(k).rotate_left(31)
+    }
+    let word = |c: &[u8]| {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    };
+    let mut h = [K[0] ^ bytes.len() as u64, K[1], K[2], K[3]];
+    let mut chunks = bytes.chunks_exact(32);
+    for c in &mut chunks {
+        for (i, hi) in h.iter_mut().enumerate() {
+            *hi = step(*hi, word(&c[8 * i..8 * i + 8]), K[i]);
+        }
+    }
+    for c in chunks.remainder().chunks(8) {
+        h[0] = step(h[0], word(c), K[0]);
+    }
+    let mut x = bytes.len() as u64;
+    for hi in h {
+        x = step(x, hi, K[3]);
+    }
+    x ^ (x >> 32)
 }
 
-/// Writes one section: a sequence of u32 arrays.
+/// Writes one section: scalars and narrow arrays.
 #[derive(Default)]
 pub struct SectionWriter {
     buf: Vec<u8>,
 }
 
 impl SectionWriter {
-    pub fn u32s(&mut self, xs: &[u32]) -> &mut Self {
-        self.buf.extend_from_slice(&(xs.len() as u32).to_le_bytes());
-        for x in xs {
-            self.buf.extend_from_slice(&x.to_le_bytes());
+    fn array(&mut self, len: usize, width: u32, payload: impl Iterator<Item = u8>) -> &mut Self {
+        self.buf.extend_from_slice(&(len as u32).to_le_bytes());
+        self.buf.extend_from_slice(&width.to_le_bytes());
+        self.buf.extend(payload);
+        while self.buf.len() % 4 != 0 {
+            self.buf.push(0);
         }
         self
     }
-    pub fn u32(&mut self, x: u32) -> &mut Self {
-        self.u32s(&[x])
+    /// A u32 array, at the narrowest width that holds it.
+    pub fn u32s(&mut self, xs: &[u32]) -> &mut Self {
+        let max = xs.iter().filter(|&&x| x != u32::MAX).max().copied().unwrap_or(0);
+        if max < 0xff {
+            self.array(xs.len(), 1, xs.iter().map(|&x| x as u8))
+        } else if max < 0xffff {
+            self.array(xs.len(), 2, xs.iter().flat_map(|&x| (x as u16).to_le_bytes()))
+        } else {
+            self.array(xs.len(), 4, xs.iter().flat_map(|&x| x.to_le_bytes()))
+        }
     }
-    /// Bytes, stored as (byte length, then the bytes packed 4 per word).
+    /// A scalar.
+    pub fn u32(&mut self, x: u32) -> &mut Self {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+        self
+    }
+    /// Raw bytes (an array of width 1 without the "none" mapping).
     pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
-        self.u32(b.len() as u32);
-        let words: Vec<u32> = b
-            .chunks(4)
-            .map(|c| {
-                let mut w = [0u8; 4];
-                w[..c.len()].copy_from_slice(c);
-                u32::from_le_bytes(w)
-            })
-            .collect();
-        self.u32s(&words)
+        self.array(b.len(), 1, b.iter().copied())
     }
     pub fn strings(&mut self, ss: &[String]) -> &mut Self {
         let mut offs = vec![0u32];
@@ -126,32 +202,40 @@ impl<'a> SectionReader<'a> {
         self.pos += 4;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
-    pub fn u32s(&mut self) -> Result<Vec<u32>> {
-        let n = self.word()? as usize;
-        let nbytes = n.checked_mul(4).ok_or_else(|| self.corrupt("array too long"))?;
-        let b = self.data.get(self.pos..self.pos + nbytes).ok_or_else(|| self.corrupt("array runs past the section"))?;
-        self.pos += nbytes;
-        Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-    }
-    pub fn u32(&mut self) -> Result<u32> {
-        let v = self.u32s()?;
-        if v.len() != 1 {
-            return Err(self.corrupt("expected a single value"));
+    /// An array's (width, element bytes); checks the zero padding.
+    fn array(&mut self) -> Result<(usize, &'a [u8])> {
+        let (n, width) = (self.word()? as usize, self.word()? as usize);
+        if !matches!(width, 1 | 2 | 4) {
+            return Err(self.corrupt("bad array width"));
         }
-        Ok(v[0])
+        let nbytes = n.checked_mul(width).ok_or_else(|| self.corrupt("array too long"))?;
+        let padded = nbytes.checked_add(3).ok_or_else(|| self.corrupt("array too long"))? & !3;
+        let end = self.pos.checked_add(padded).ok_or_else(|| self.corrupt("array too long"))?;
+        let all = self.data.get(self.pos..end).ok_or_else(|| self.corrupt("array runs past the section"))?;
+        self.pos = end;
+        if all[nbytes..].iter().any(|&b| b != 0) {
+            return Err(self.corrupt("array padding is not zero"));
+        }
+        Ok((width, &all[..nbytes]))
+    }
+    /// A u32 array of any width, widened.
+    pub fn u32s(&mut self) -> Result<Vec<u32>> {
+        let (width, b) = self.array()?;
+        Ok(match width {
+            1 => b.iter().map(|&x| if x == 0xff { u32::MAX } else { x as u32 }).collect(),
+            2 => b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).map(|x| if x == 0xffff { u32::MAX } else { x as u32 }).collect(),
+            _ => b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+        })
+    }
+    /// A scalar.
+    pub fn u32(&mut self) -> Result<u32> {
+        self.word()
     }
     pub fn bytes(&mut self) -> Result<Vec<u8>> {
-        let len = self.u32()? as usize;
-        let words = self.u32s()?;
-        if words.len() != len.div_ceil(4) {
-            return Err(self.corrupt("byte array length mismatch"));
+        match self.array()? {
+            (1, b) => Ok(b.to_vec()),
+            _ => Err(self.corrupt("expected a byte array")),
         }
-        let mut out = Vec::with_capacity(words.len() * 4);
-        for w in words {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.truncate(len);
-        Ok(out)
     }
     pub fn strings(&mut self) -> Result<Vec<String>> {
         let offs = self.u32s()?;
@@ -180,8 +264,8 @@ pub(crate) fn write_blob(
     options: u32,
     sections: &[(&[u8; 4], SectionWriter)],
 ) -> Vec<u8> {
-    let header_len = HEADER_FIXED + sections.len() * 16 + 4;
-    let mut out = Vec::new();
+    let header_len = HEADER_FIXED + sections.len() * SECTION_ENTRY + 8;
+    let mut out = Vec::with_capacity(header_len + sections.iter().map(|s| s.1.buf.len()).sum::<usize>());
     out.extend_from_slice(MAGIC);
     for w in [ENDIAN_MARK, FORMAT_VERSION, 0, crate_version()] {
         out.extend_from_slice(&w.to_le_bytes());
@@ -208,96 +292,131 @@ pub(crate) fn write_blob(
 }
 
 fn truncated(what: &str) -> Error {
-    Error::new(ErrorKind::BlobTruncated, format!("blob is truncated: {what}"))
+    Error::new(ErrorKind::BlobTruncated, format!("blob is truncated: {what}; the file was cut short (re-copy or rebuild it)"))
 }
 
-/// Parse and check the header (magic, endianness, version, checksums of the
+fn corrupt(what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::BlobCorrupt, format!("blob is corrupt: {what}"))
+}
+
+/// Parse and check the header (label, endianness, version, checksums of the
 /// header and of every section).
 pub fn read_header(bytes: &[u8]) -> Result<BlobHeader> {
     if bytes.len() < 8 || &bytes[..8] != MAGIC {
         if bytes.len() < 8 && MAGIC.starts_with(bytes) {
-            return Err(truncated("shorter than the 8-byte label"));
+            return Err(truncated(&format!("{} bytes, shorter than the 8-byte label", bytes.len())));
         }
         return Err(Error::new(ErrorKind::BlobCorrupt, "not a grammask blob (the label \"GRAMMASK\" is missing)"));
+    }
+    let w = |i: usize| bytes.get(i..i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let d = |i: usize| bytes.get(i..i + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    match w(8) {
+        None => return Err(truncated("header incomplete")),
+        Some(ENDIAN_MARK) => {}
+        Some(m) if m == ENDIAN_MARK.swap_bytes() => return Err(corrupt("it was written with the other byte order")),
+        Some(_) => return Err(corrupt("bad endianness mark in the header")),
+    }
+    match w(12) {
+        None => return Err(truncated("header incomplete")),
+        Some(FORMAT_VERSION) => {}
+        Some(version) => {
+            return Err(Error::new(
+                ErrorKind::BlobVersion,
+                format!("blob has format version {version}, this grammask reads version {FORMAT_VERSION}; rebuild it with `grammask compile`"),
+            ))
+        }
     }
     if bytes.len() < HEADER_FIXED {
         return Err(truncated("header incomplete"));
     }
-    let w = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-    let d = |i: usize| (w(i) as u64) | ((w(i + 4) as u64) << 32);
-    let mark = w(8);
-    if mark != ENDIAN_MARK {
-        if mark == ENDIAN_MARK.swap_bytes() {
-            return Err(Error::new(ErrorKind::BlobCorrupt, "blob was written with the other byte order"));
-        }
-        return Err(Error::new(ErrorKind::BlobCorrupt, "blob header is corrupt (bad endianness mark)"));
+    let n = w(44).unwrap_or(0) as usize;
+    if n != SECTION_TAGS.len() {
+        return Err(corrupt(format!("the header lists {n} sections, expected {}", SECTION_TAGS.len())));
     }
-    let version = w(12);
-    if version != FORMAT_VERSION {
-        return Err(Error::new(
-            ErrorKind::BlobVersion,
-            format!("blob has format version {version}, this grammask reads version {FORMAT_VERSION}; rebuild it with `grammask compile`"),
-        ));
-    }
-    let gv = w(20);
-    let tok_fp = d(24);
-    let gram_fp = d(32);
-    let options = w(40);
-    let n = w(44) as usize;
-    if n > 64 {
-        return Err(Error::new(ErrorKind::BlobCorrupt, format!("blob header is corrupt ({n} sections)")));
-    }
-    let header_len = HEADER_FIXED + n * 16 + 4;
+    let header_len = HEADER_FIXED + n * SECTION_ENTRY + 8;
     if bytes.len() < header_len {
         return Err(truncated("section table incomplete"));
     }
-    if checksum(&bytes[..header_len - 4]) != w(header_len - 4) {
-        return Err(Error::new(ErrorKind::BlobCorrupt, "blob header checksum mismatch (the file is damaged)"));
+    if checksum(&bytes[..header_len - 8]) != d(header_len - 8) {
+        return Err(corrupt("header checksum mismatch (the file is damaged)"));
     }
     let mut sections = Vec::with_capacity(n);
-    let mut end = header_len;
-    for i in 0..n {
-        let b = HEADER_FIXED + i * 16;
+    let mut end = header_len as u64;
+    for (i, want) in SECTION_TAGS.iter().enumerate() {
+        let b = HEADER_FIXED + i * SECTION_ENTRY;
         let tag = [bytes[b], bytes[b + 1], bytes[b + 2], bytes[b + 3]];
-        let (off, len, sum) = (w(b + 4), w(b + 8), w(b + 12));
-        if off as usize != end {
-            return Err(Error::new(ErrorKind::BlobCorrupt, "blob section table is inconsistent"));
+        let (off, len, sum) = (w(b + 4).unwrap_or(0), w(b + 8).unwrap_or(0), d(b + 12));
+        if &tag != *want || off as u64 != end || len % 4 != 0 {
+            return Err(corrupt("the section table is inconsistent"));
         }
-        end = end.checked_add(len as usize).ok_or_else(|| Error::new(ErrorKind::BlobCorrupt, "section too long"))?;
+        end += len as u64;
         sections.push((tag, off, len, sum));
     }
-    if bytes.len() < end {
+    if (bytes.len() as u64) < end {
         return Err(truncated(&format!("{} of {} bytes present", bytes.len(), end)));
     }
-    if bytes.len() > end {
-        return Err(Error::new(ErrorKind::BlobCorrupt, "blob has trailing bytes after the last section"));
+    if bytes.len() as u64 > end {
+        return Err(corrupt("trailing bytes after the last section"));
     }
     for &(tag, off, len, sum) in &sections {
+        // Coverage-guided fuzzing (`cargo fuzz` sets `--cfg fuzzing`) skips the
+        // section checksums so that mutants reach the validators behind them.
+        #[allow(unexpected_cfgs)]
+        if cfg!(fuzzing) {
+            break;
+        }
         if checksum(&bytes[off as usize..(off + len) as usize]) != sum {
-            return Err(Error::new(
-                ErrorKind::BlobCorrupt,
-                format!("blob section {} checksum mismatch (the file is damaged)", String::from_utf8_lossy(&tag)),
-            ));
+            return Err(corrupt(format!(
+                "section {} checksum mismatch (the file is damaged)",
+                String::from_utf8_lossy(&tag)
+            )));
         }
     }
     Ok(BlobHeader {
-        format_version: version,
-        grammask_version: gv,
-        tokenizer_fingerprint: tok_fp,
-        grammar_fingerprint: gram_fp,
-        options,
+        format_version: FORMAT_VERSION,
+        grammask_version: w(20).unwrap_or(0),
+        tokenizer_fingerprint: d(24),
+        grammar_fingerprint: d(32),
+        options: w(40).unwrap_or(0),
         sections,
     })
+}
+
+/// Recompute every section checksum and the header checksum in place, so
+/// that a deliberately mutated blob reaches the validators behind them (for
+/// tests and fuzzing; a no-op on blobs too short to hold a section table).
+#[doc(hidden)]
+pub fn reseal(b: &mut [u8]) {
+    let word = |b: &[u8], i: usize| b.get(i..i + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])) as usize;
+    let n = word(b, 44);
+    let Some(hl) = n.checked_mul(SECTION_ENTRY).map(|x| HEADER_FIXED + x + 8).filter(|&hl| n <= 64 && hl <= b.len()) else {
+        return;
+    };
+    for i in 0..n {
+        let e = HEADER_FIXED + i * SECTION_ENTRY;
+        let (off, len) = (word(b, e + 4), word(b, e + 8));
+        if let Some(sec) = b.get(off..off.saturating_add(len)) {
+            let c = checksum(sec);
+            b[e + 12..e + 20].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+    let c = checksum(&b[..hl - 8]);
+    b[hl - 8..hl].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Per-section sizes of a blob, `("header", n)` first: for `grammask stats`.
+pub fn section_sizes(bytes: &[u8]) -> Result<Vec<(String, usize)>> {
+    let h = read_header(bytes)?;
+    let mut out = vec![("header".to_string(), h.len())];
+    out.extend(h.sections.iter().map(|s| (String::from_utf8_lossy(&s.0).into_owned(), s.2 as usize)));
+    Ok(out)
 }
 
 /// The bytes of section `tag`.
 pub(crate) fn section<'a>(h: &BlobHeader, bytes: &'a [u8], tag: &[u8; 4]) -> Result<SectionReader<'a>> {
     let name = std::str::from_utf8(tag).unwrap_or("????");
-    let &(_, off, len, _) = h
-        .sections
-        .iter()
-        .find(|s| &s.0 == tag)
-        .ok_or_else(|| Error::new(ErrorKind::BlobCorrupt, format!("blob has no {name} section")))?;
+    let &(_, off, len, _) =
+        h.sections.iter().find(|s| &s.0 == tag).ok_or_else(|| corrupt(format!("there is no {name} section")))?;
     Ok(SectionReader::new(*tag, &bytes[off as usize..(off + len) as usize]))
 }
 
@@ -317,21 +436,23 @@ impl MaskStore {
             }
             Some(r) => {
                 indt.u32s(&[r.newline, r.indent, r.dedent]);
-                indt.u32s(&r.bracket.iter().map(|&b| b as i32 as u32).collect::<Vec<_>>());
+                indt.bytes(&r.bracket.iter().map(|&b| b as u8).collect::<Vec<_>>());
             }
         }
         indt.u32(self.grammar.n_terminals);
         let mut vocb = SectionWriter::default();
-        vocb.bytes(self.vocab.bytes()).u32s(self.vocab.offsets()).bytes(self.vocab.special_bits());
+        let lens: Vec<u32> = self.vocab.offsets().windows(2).map(|w| w[1] - w[0]).collect();
+        vocb.bytes(self.vocab.bytes()).u32s(&lens).bytes(self.vocab.special_bits());
         vocb.u32s(&self.vocab.eos_ids().iter().map(|t| t.0).collect::<Vec<_>>());
         let mut posn = SectionWriter::default();
         posn.u32s(&self.q_base)
             .u32s(&self.q_target)
             .u32s(&self.q_always)
             .u32s(&self.q_entries)
-            .u32s(&self.entry_seq)
+            .u32s(&self.entry_item)
+            .u32s(&self.item_seq)
             .u32s(&self.seq_pool)
-            .u32s(&self.entry_set);
+            .u32s(&self.item_set);
         let mut sets = SectionWriter::default();
         sets.u32(self.sets.words);
         sets.u32s(&self.sets.index.iter().flatten().copied().collect::<Vec<_>>());
@@ -358,14 +479,16 @@ impl MaskStore {
         )
     }
 
-    /// Load a blob. Never panics; every error says what is wrong.
+    /// Load a blob. Never panics; every error says what is wrong
+    /// ([`ErrorKind::BlobTruncated`], [`ErrorKind::BlobCorrupt`],
+    /// [`ErrorKind::BlobVersion`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<MaskStore> {
         let h = read_header(bytes)?;
         let lexer = read_lexer(&mut section(&h, bytes, b"LEXR")?)?;
         let mut r = section(&h, bytes, b"LALR")?;
         let dims = r.u32s()?;
         let &[n_terminals, n_nonterminals, n_states, start_state] = dims.as_slice() else {
-            return Err(Error::new(ErrorKind::BlobCorrupt, "blob section LALR is corrupt: dimensions"));
+            return Err(r.corrupt("dimensions"));
         };
         let (action, goto_, rule_lhs, rule_len) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
         r.finish()?;
@@ -377,43 +500,62 @@ impl MaskStore {
         let indent = match head.as_slice() {
             [] => None,
             &[newline, indent, dedent] => {
-                let bracket: Vec<i8> = r.u32s()?.into_iter().map(|b| b as i32 as i8).collect();
+                let bracket: Vec<i8> = r.bytes()?.into_iter().map(|b| b as i8).collect();
                 Some(crate::parser::indent::IndentRules { newline, indent, dedent, bracket })
             }
-            _ => return Err(Error::new(ErrorKind::BlobCorrupt, "blob section INDT is corrupt")),
+            _ => return Err(r.corrupt("indentation terminals")),
         };
         let n_terminals = r.u32()?;
         r.finish()?;
-        let corrupt = |m: String| Error::new(ErrorKind::BlobCorrupt, format!("blob is corrupt: {m}"));
         if let Some(ind) = &indent {
             if ind.bracket.len() != n_terminals as usize
                 || [ind.newline, ind.indent, ind.dedent].iter().any(|&t| t >= n_terminals)
             {
-                return Err(corrupt("indentation rules do not match the grammar".into()));
+                return Err(corrupt("indentation rules do not match the grammar"));
+            }
+            // `%indent` invariants the parser relies on: three distinct
+            // terminals, INDENT/DEDENT never lexed, brackets -1, 0 or +1.
+            let start = lexer.start();
+            let lexed = |t: u32| lexer.can_complete(start, crate::ids::TerminalId(t));
+            if ind.newline == ind.indent
+                || ind.newline == ind.dedent
+                || ind.indent == ind.dedent
+                || lexed(ind.indent)
+                || lexed(ind.dedent)
+                || ind.bracket.iter().any(|b| !(-1..=1).contains(b))
+            {
+                return Err(corrupt("indentation rules are inconsistent"));
             }
         }
-        if tables.n_terminals() != n_terminals + 1 || lexer.n_terminals() != n_terminals as usize {
-            return Err(corrupt("lexer, parser and grammar disagree on the number of terminals".into()));
+        if tables.n_terminals() != n_terminals.wrapping_add(1) || lexer.n_terminals() != n_terminals as usize {
+            return Err(corrupt("lexer, parser and grammar disagree on the number of terminals"));
         }
         let grammar = crate::parser::indent::Grammar::new(tables, indent, n_terminals);
         let mut r = section(&h, bytes, b"VOCB")?;
-        let (tb, offs, special) = (r.bytes()?, r.u32s()?, r.bytes()?);
+        let (tb, lens, special) = (r.bytes()?, r.u32s()?, r.bytes()?);
         let eos = r.u32s()?.into_iter().map(crate::ids::TokenId).collect();
         r.finish()?;
-        let vocab = crate::vocab::Vocab::from_parts(tb, offs, special, eos)
-            .map_err(|e| Error::new(ErrorKind::BlobCorrupt, format!("blob section VOCB is corrupt: {}", e.message())))?;
-        if vocab.fingerprint() != h.tokenizer_fingerprint {
-            return Err(corrupt("vocabulary does not match the header's tokenizer fingerprint".into()));
+        let mut offs = Vec::with_capacity(lens.len() + 1);
+        let mut end = 0u64;
+        offs.push(0);
+        for l in lens {
+            end += l as u64;
+            if end > tb.len() as u64 {
+                return Err(corrupt("token lengths exceed the token bytes"));
+            }
+            offs.push(end as u32);
         }
+        let vocab = crate::vocab::Vocab::from_parts(tb, offs, special, eos)
+            .map_err(|e| corrupt(format_args!("section VOCB: {}", e.message())))?;
         let mut r = section(&h, bytes, b"POSN")?;
-        let (q_base, q_target, q_always, q_entries, entry_seq, seq_pool, entry_set) =
-            (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+        let (q_base, q_target, q_always, q_entries) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+        let (entry_item, item_seq, seq_pool, item_set) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
         r.finish()?;
         let mut r = section(&h, bytes, b"SETS")?;
         let words = r.u32()?;
         let flat = r.u32s()?;
         if flat.len() % 3 != 0 {
-            return Err(corrupt("token set index".into()));
+            return Err(r.corrupt("token set index"));
         }
         let index = flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
         let data = r.u32s()?;
@@ -424,10 +566,11 @@ impl MaskStore {
         let counts = r.u32s()?;
         r.finish()?;
         if counts.len() != names.len() * 2 {
-            return Err(corrupt("step counts".into()));
+            return Err(r.corrupt("step counts"));
         }
         let step_counts =
             names.into_iter().zip(counts.chunks_exact(2).map(|c| c[0] as u64 | ((c[1] as u64) << 32))).collect();
+        let vocab_len = vocab.len() as u32;
         let store = MaskStore {
             lexer,
             grammar,
@@ -437,19 +580,27 @@ impl MaskStore {
             q_target,
             q_always,
             q_entries,
-            entry_seq,
+            entry_item,
+            item_seq,
             seq_pool,
-            entry_set,
-            sets: super::sets::TokenSets { words, index, data },
+            item_set,
+            sets: super::sets::TokenSets { words, vocab_len, index, data },
         };
         store.validate().map_err(corrupt)?;
+        if let Some(ind) = &store.grammar.indent {
+            if store.seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
+                return Err(corrupt("a sequence holds an INDENT or DEDENT terminal"));
+            }
+        }
         if store.q_of(store.lexer.start().0, super::walk::NO_TARGET).is_none() {
-            return Err(corrupt("no start position".into()));
+            return Err(corrupt("no start position"));
         }
         Ok(store)
     }
 
-    /// Load a blob and check it was built for the tokenizer with fingerprint `expected`.
+    /// Load a blob and check it was built for the tokenizer with fingerprint
+    /// `expected` ([`ErrorKind::BlobTokenizer`] otherwise; see
+    /// [`crate::vocab::Vocab::fingerprint`]).
     pub fn from_bytes_for(bytes: &[u8], expected_tokenizer: u64) -> Result<MaskStore> {
         let h = read_header(bytes)?;
         if h.tokenizer_fingerprint != expected_tokenizer {
@@ -467,7 +618,8 @@ impl MaskStore {
 
 fn write_lexer(l: &crate::lexer::Lexer, w: &mut SectionWriter) {
     let p = l.parts();
-    w.bytes(&p.classes[..]).u32(p.n_classes).u32(p.n_states).u32s(p.cont).u32s(p.emit).u32s(p.winner);
+    w.bytes(&p.classes[..]).u32(p.n_classes).u32(p.n_states);
+    w.u32s(p.cont_row).u32s(p.cont_rows).u32s(p.emit_row).u32s(p.emit_rows).u32s(p.winner);
     w.u32s(p.comp_offsets).u32s(&p.comp.iter().map(|t| t.0).collect::<Vec<_>>()).u32(p.n_terminals);
     w.bytes(&p.ignored.iter().map(|&b| b as u8).collect::<Vec<_>>());
 }
@@ -475,7 +627,8 @@ fn write_lexer(l: &crate::lexer::Lexer, w: &mut SectionWriter) {
 fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
     let classes: [u8; 256] = r.bytes()?.try_into().map_err(|_| r.corrupt("byte class table"))?;
     let (n_classes, n_states) = (r.u32()?, r.u32()?);
-    let (cont, emit, winner, comp_offsets) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+    let (cont_row, cont_rows, emit_row, emit_rows) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+    let (winner, comp_offsets) = (r.u32s()?, r.u32s()?);
     let comp: Vec<crate::ids::TerminalId> = r.u32s()?.into_iter().map(crate::ids::TerminalId).collect();
     let n_terminals = r.u32()?;
     let ignored_b = r.bytes()?;
@@ -488,8 +641,10 @@ fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
         classes: &classes,
         n_classes,
         n_states,
-        cont: &cont,
-        emit: &emit,
+        cont_row: &cont_row,
+        cont_rows: &cont_rows,
+        emit_row: &emit_row,
+        emit_rows: &emit_rows,
         winner: &winner,
         comp_offsets: &comp_offsets,
         comp: &comp,
