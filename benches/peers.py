@@ -74,15 +74,16 @@ def import_peers():
 # ---------------------------------------------------------------- grammars
 
 def json_lark():
-    """grammars/json.lark for llguidance, plus `start: json_text _TRAILING_WS?`.
+    """grammars/json.lark for llguidance, plus `start: _LEADING_WS? json_text _TRAILING_WS?`.
 
     llguidance applies %ignore only between two lexemes, not before the first
-    or after the last one, so whitespace after the top-level value (allowed by
-    RFC 8259; every pretty-printed file ends with a newline) needs this terminal.
-    No workload starts with whitespace.
+    or after the last one, so whitespace around the top-level value (allowed by
+    RFC 8259; every pretty-printed file ends with a newline, generated samples
+    often start with whitespace) needs these terminals.
     """
     text = open(os.path.join(ROOT, "grammars", "json.lark")).read()
-    return "start: json_text _TRAILING_WS?\n_TRAILING_WS: /[ \\t\\n\\r]+/\n" + text
+    return ("start: _LEADING_WS? json_text _TRAILING_WS?\n_LEADING_WS: /[ \\t\\n\\r]+/\n"
+            "_TRAILING_WS: /[ \\t\\n\\r]+/\n" + text)
 
 
 # Newlines inside brackets: grammask's %indent lexer drops them; llguidance has
@@ -91,7 +92,11 @@ def json_lark():
 # bracketed statement). Instead, where valid Python has a newline inside brackets,
 # the grammar gets an alternative terminal that carries it:
 #   TRAIL: these literals may be followed directly by newline(s) (`foo(\n`, `a,\n`)
-#   LEAD:  these literals / terminals may be preceded by newline(s) (`\n)`, `\n and`)
+#   LEAD:  these literals may be preceded by newline(s) (`\n)`), and so may a STRING
+#          without prefix (`'a'\n 'b'`)
+# llguidance's lexer does not go back past the last accepting state, so a
+# leading-newline variant must not share a prefix with a statement start that
+# follows a _NEWLINE: no `\n and` (vs `\nassert`), no `\n r'..'` (vs `\nreturn`).
 TRAIL = ["(", "[", "{", ",", "+", "-", "*", "/", "//", "**", "%", "@", "<<", ">>", "&", "|", "^", "~",
          "<", ">", "<=", ">=", "==", "!=", "=", ":=", "->", "and", "or", "not", "in", "is", "if", "else", "for"]
 LEAD = [")", "]", "}"]
@@ -139,8 +144,9 @@ def python_no_indent():
       `("x" | NL_X)` with NL_X = newline(s) then x; STRING likewise (unprefixed
       strings only). Other newline positions inside brackets (before `and`, after
       `( # comment`, ...) are not covered: such tokens show up as rejections.
-    - `start: _HEAD_COMMENT? file_input` is added: llguidance applies %ignore
-      only between lexemes, so a comment on the file's first line needs a terminal.
+    - `start: _HEAD? file_input` is added: llguidance applies %ignore only
+      between lexemes, so a comment or indentation (grammask, like lark, does
+      not check the first line's indentation) at the very start needs a terminal.
     """
     text = open(os.path.join(ROOT, "grammars", "python.lark")).read()
     for a, b in FLAT:
@@ -186,7 +192,7 @@ def python_no_indent():
     unprefixed = m.group(1).replace("(?:[rRuUfFbB]|[bB][rR]|[rR][bB]|[fF][rR]|[rR][fF])?", "", 1)
     assert unprefixed != m.group(1), "STRING regex changed: update python_no_indent"
     terms.append(f"NLB_STRING: /{NL_BEFORE}(?:{unprefixed})/")
-    return "start: _HEAD_COMMENT? file_input\n_HEAD_COMMENT: /#[^\\r\\n]*/\n" + "\n".join(out) + "\n" + "\n".join(terms) + "\n"
+    return "start: _HEAD? file_input\n_HEAD: /[\\t \\f]*#[^\\r\\n]*|[\\t \\f]+/\n" + "\n".join(out) + "\n" + "\n".join(terms) + "\n"
 
 
 # ---------------------------------------------------------------- tokenizers
@@ -372,7 +378,8 @@ def main():
         keys = ["compile_ms", "ttfm_ms", "p50", "p90", "p99", "max", "mean"]
         res = {k: median([r[k] for r in runs]) for k in keys}
         last = runs[-1]
-        res.update(engine=name, version=getattr(llg if name == "llguidance" else xgr, "__version__", "?"),
+        from importlib.metadata import version
+        res.update(engine=name, version=version(name),
                    grammar=eng.grammar_desc, tokenizer=a.tokenizer, ids=a.ids, streams=len(streams),
                    runs=len(runs), masks=last["masks"], accepted=last["accepted"], tokens=last["tokens"],
                    rejected=last["rejected"])

@@ -51,7 +51,11 @@ def machine():
         mem = f"{kb / 2**20:.0f} GiB"
     except (OSError, ValueError, IndexError):
         pass
-    return f"{os.cpu_count()} CPUs ({model}), {mem} RAM, {platform.system()} {platform.release()}"
+    try:
+        load = " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        load = "?"
+    return f"{os.cpu_count()} CPUs ({model}), {mem} RAM, {platform.system()} {platform.release()}; load average at the end {load}"
 
 
 def main():
