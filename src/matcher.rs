@@ -81,8 +81,28 @@ impl Matcher {
     }
 
     fn initial(store: &MaskStore) -> State {
-        let q = store.q_of(store.lexer.start().0, NO_TARGET).expect("store has a start position");
-        State { parser: IncParser::new(&store.grammar), configs: vec![Config { q, pending: Vec::new() }], stopped: false }
+        let g = &store.grammar;
+        let mut parser = IncParser::new(g);
+        let l0 = store.lexer.start().0;
+        // With `%indent`, the text starts as if after a newline, so the first
+        // line's indentation is checked (see `parser::indent`).
+        if let Some(nl) = g.indent.as_ref().map(|i| i.newline) {
+            let mut start = None;
+            walk::step(walk::StepCtx::of(store), l0, NO_TARGET, b'\n', &mut |l2, z, syms| {
+                if z == nl && start.is_none() {
+                    start = Some((l2, syms.to_vec()));
+                }
+            });
+            if let Some((l2, syms)) = start {
+                if let Some(q) = store.q_of(l2, nl) {
+                    if parser.consume(g, &syms).is_ok() {
+                        return State { parser, configs: vec![Config { q, pending: Vec::new() }], stopped: false };
+                    }
+                }
+            }
+        }
+        let q = store.q_of(l0, NO_TARGET).expect("store has a start position");
+        State { parser, configs: vec![Config { q, pending: Vec::new() }], stopped: false }
     }
 
     pub fn store(&self) -> &Rc<MaskStore> {

@@ -63,30 +63,31 @@ impl Recognizer {
         &self.grammar
     }
 
-    /// The lexer-level symbols of `text` (None if it does not lex).
-    pub fn symbols(&self, text: &[u8]) -> std::result::Result<Vec<(Sym, usize)>, usize> {
-        let lexemes = self.lexer.lex(text).map_err(|f| f.pos)?;
-        let mut out = Vec::with_capacity(lexemes.len());
-        let nl = self.grammar.indent.as_ref().map(|i| i.newline);
-        for lx in lexemes {
-            let t = lx.terminal.0;
-            if self.cfg.terminals[t as usize].ignored {
-                continue;
-            }
-            out.push((t, lx.start));
-            if Some(t) == nl {
-                for (i, &b) in text[lx.start..lx.end].iter().enumerate() {
-                    if let Some(e) = self.grammar.events.for_byte(b) {
-                        out.push((e, lx.start + i));
-                    }
-                }
-            }
-        }
-        Ok(out)
+    /// With `%indent` (and a grammar that accepts a leading newline), the text
+    /// is read as if preceded by a newline, so that the first line's
+    /// indentation is checked like every other line's (CPython rejects an
+    /// indented first statement). The Matcher starts the same way.
+    fn virtual_newline(&self) -> bool {
+        let Some(ind) = &self.grammar.indent else { return false };
+        let lexes = self.lexer.lexeme_at(b"\n", 0).is_some_and(|l| l.terminal.0 == ind.newline && l.end == 1);
+        lexes && IncParser::new(&self.grammar).accepts(&self.grammar, &[ind.newline, self.grammar.events.nl()])
     }
 
-    /// Accept or reject a whole text.
     pub fn check(&self, text: &[u8]) -> std::result::Result<(), Rejection> {
+        if self.virtual_newline() {
+            let mut t = Vec::with_capacity(text.len() + 1);
+            t.push(b'\n');
+            t.extend_from_slice(text);
+            return self.check_raw(&t).map_err(|mut r| {
+                r.offset = r.offset.saturating_sub(1);
+                (r.line, r.col) = line_col(text, r.offset);
+                r
+            });
+        }
+        self.check_raw(text)
+    }
+
+    fn check_raw(&self, text: &[u8]) -> std::result::Result<(), Rejection> {
         let (mut lexemes, mut lex_fail, mut pos) = (Vec::new(), None, 0);
         while pos < text.len() {
             match self.lexer.lexeme_at(text, pos) {
