@@ -28,13 +28,14 @@ function memoryFlags(bytes) {
     } else if (id === 2) { // imports
       const n = leb();
       for (let i = 0; i < n; i++) {
-        p += leb(); p += leb(); // module, name
+        for (let k = 0; k < 2; k++) { const len = leb(); p += len; } // module, name
         const kind = u[p++];
         if (kind === 0) leb();
         else if (kind === 1) { p++; const f = leb(); leb(); if (f & 1) leb(); }
         else if (kind === 2) { const f = leb(); flags.push(f); leb(); if (f & 1) leb(); }
         else if (kind === 3) { p += 2; }
         else if (kind === 4) { p++; leb(); }
+        else throw new Error(`unknown import kind ${kind}`);
       }
     }
     p = end;

@@ -60,7 +60,7 @@ build_one() { # name outdir features
     local dir="$t"
     [ "$t" = nodejs ] && dir=node
     say "wasm-pack build --release --target $t"
-    wasm-pack --quiet build --release --mode no-install --no-pack --target "$t" --out-dir "$ROOT/$out/$dir" --out-name grammask \
+    wasm-pack --quiet build --release --mode no-install --no-pack --no-opt --target "$t" --out-dir "$ROOT/$out/$dir" --out-name grammask \
       -- --no-default-features --features "$features"
     rm -f "$out/$dir/.gitignore" "$out/$dir/package.json" "$out/$dir/README.md" "$out/$dir"/*.d.ts
     if [ "${GRAMMASK_NO_WASM_OPT:-0}" != 1 ]; then optimize "$out/$dir/grammask_bg.wasm"; fi
