@@ -59,6 +59,8 @@ pub struct Matcher {
     history: VecDeque<State>,
     max_history: usize,
     parser_calls: Cell<u64>,
+    /// Feeds of an entry's first symbol, and how many of those were rejected.
+    first_feeds: Cell<(u64, u64)>,
 }
 
 impl Matcher {
@@ -68,7 +70,14 @@ impl Matcher {
 
     pub fn with_options(store: Rc<MaskStore>, opts: MatcherOptions) -> Self {
         let state = Self::initial(&store);
-        Matcher { store, state, history: VecDeque::new(), max_history: opts.max_rollback, parser_calls: Cell::new(0) }
+        Matcher {
+            store,
+            state,
+            history: VecDeque::new(),
+            max_history: opts.max_rollback,
+            parser_calls: Cell::new(0),
+            first_feeds: Cell::new((0, 0)),
+        }
     }
 
     fn initial(store: &MaskStore) -> State {
@@ -83,6 +92,12 @@ impl Matcher {
     /// Mask length in u32 words.
     pub fn mask_words(&self) -> usize {
         self.store.mask_words()
+    }
+
+    /// (first-symbol feeds, rejected first-symbol feeds) so far: the only
+    /// feeds that conditioning entries on the previous terminal could remove.
+    pub fn first_symbol_feeds(&self) -> (u64, u64) {
+        self.first_feeds.get()
     }
 
     /// Total symbols fed to the incremental parser by mask computations so far
@@ -110,6 +125,7 @@ impl Matcher {
         let st = &*self.store;
         let g = &st.grammar;
         let mut calls = 0u64;
+        let (mut first, mut first_rej) = (0u64, 0u64);
         let mut levels: Vec<IncCursor<'_>> = Vec::with_capacity(16);
         for c in &state.configs {
             if let Some(s) = st.always(c.q) {
@@ -143,7 +159,9 @@ impl Matcher {
                 for k in levels.len() - 1..seq.len() {
                     let mut cur = levels[k].clone();
                     calls += 1;
+                    first += (k == 0) as u64;
                     if !cur.push(g, seq[k]) {
+                        first_rej += (k == 0) as u64;
                         dead = k + 1;
                         ok = false;
                         break;
@@ -161,6 +179,8 @@ impl Matcher {
             }
         }
         self.parser_calls.set(self.parser_calls.get() + calls);
+        let (a, b) = self.first_feeds.get();
+        self.first_feeds.set((a + first, b + first_rej));
     }
 
     /// The allowed-token mask as a new vector.

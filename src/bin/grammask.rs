@@ -625,6 +625,7 @@ fn cmd_bench(store_path: &Path, tokenizer: &Path, json: bool, files: &[PathBuf])
     let first_us = t.elapsed().as_secs_f64() * 1e6;
     let (mut mask_us, mut commit_us) = (Vec::new(), Vec::new());
     let mut calls = 0u64;
+    let (mut first, mut first_rej) = (0u64, 0u64);
     for f in expand(files) {
         let Ok(text) = String::from_utf8(read(&f)?) else { continue };
         let enc = tok.encode(text.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
@@ -641,6 +642,9 @@ fn cmd_bench(store_path: &Path, tokenizer: &Path, json: bool, files: &[PathBuf])
         m.fill_mask(&mut mask)?;
         mask_us.push(t.elapsed().as_secs_f64() * 1e6);
         calls += m.parser_calls();
+        let (a, b) = m.first_symbol_feeds();
+        first += a;
+        first_rej += b;
     }
     let n = mask_us.len().max(1);
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
@@ -653,14 +657,16 @@ fn cmd_bench(store_path: &Path, tokenizer: &Path, json: bool, files: &[PathBuf])
         "mask_us": {"mean": mean(&mask_us), "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": pct(1.0)},
         "commit_us_mean": mean(&commit_us),
         "parser_calls_per_token": calls as f64 / n as f64,
+        "first_symbol_feeds_per_token": first as f64 / n as f64,
+        "rejected_first_symbol_feeds_per_token": first_rej as f64 / n as f64,
     });
     if json {
         println!("{v}");
     } else {
         println!(
-            "{} masks: mean {:.1} us, p50 {:.1}, p90 {:.1}, p99 {:.1}, max {:.1}; commit mean {:.1} us; parser calls/token {:.1}; load {:.0} us; first mask {:.0} us",
+            "{} masks: mean {:.1} us, p50 {:.1}, p90 {:.1}, p99 {:.1}, max {:.1}; commit mean {:.1} us; parser calls/token {:.1} (first symbols {:.1}, of which rejected {:.1}); load {:.0} us; first mask {:.0} us",
             mask_us.len(), mean(&mask_us), pct(0.5), pct(0.9), pct(0.99), pct(1.0), mean(&commit_us),
-            calls as f64 / n as f64, load_us, first_us
+            calls as f64 / n as f64, first as f64 / n as f64, first_rej as f64 / n as f64, load_us, first_us
         );
     }
     Ok(true)

@@ -65,6 +65,15 @@ impl TerminalDef {
     pub fn is_literal(&self) -> bool {
         matches!(self.pattern, TerminalPattern::Literal { .. })
     }
+    /// The name to show users: the quoted text for anonymous literals
+    /// (`"+="` rather than `__ANON_3`), else the terminal's name.
+    pub fn display_name(&self) -> String {
+        match &self.pattern {
+            TerminalPattern::Literal { text, .. } if self.name.starts_with("__") => format!("{text:?}"),
+            _ => self.name.clone(),
+        }
+    }
+
     /// The literal text, if this is a case-sensitive string literal.
     pub fn literal_text(&self) -> Option<&str> {
         match &self.pattern {

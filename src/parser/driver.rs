@@ -115,7 +115,7 @@ impl Recognizer {
                 syms.extend(text[lx.start..lx.end].iter().filter_map(|&b| g.events.for_byte(b)));
             }
             if p.consume(g, &syms).is_err() {
-                let name = &self.cfg.terminals[t as usize].name;
+                let name = self.cfg.terminals[t as usize].display_name();
                 let snippet = String::from_utf8_lossy(&text[lx.start..lx.end.min(lx.start + 20)]).into_owned();
                 return Err(self.rejection(text, lx.start, format!("unexpected {name} {snippet:?}"), &p));
             }
@@ -132,7 +132,7 @@ impl Recognizer {
 
     fn rejection(&self, text: &[u8], offset: usize, message: String, p: &IncParser) -> Rejection {
         let (line, col) = line_col(text, offset);
-        let expected = p.expected(&self.grammar).into_iter().map(|t| self.cfg.terminals[t.index()].name.clone()).collect();
+        let expected = p.expected(&self.grammar).into_iter().map(|t| self.cfg.terminals[t.index()].display_name()).collect();
         Rejection { offset, line, col, message, expected }
     }
 }

@@ -147,7 +147,7 @@ pub fn compile(
 
     let mut raw = raw;
     let mut info = StoreInfo {
-        terminal_names: cfg.terminals.iter().map(|t| t.name.clone()).collect(),
+        terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
         grammar_fingerprint: grammar_fingerprint(cfg),
         step_counts: vec![("raw".into(), rep.raw_entries as u64)],
     };

@@ -88,6 +88,8 @@ pub struct Analysis {
     classes: Vec<Vec<TerminalId>>,
     rep: Vec<TerminalId>,
     pda: Pda,
+    /// FIRST sets per nonterminal (bit rows of `words` u64), on the trimmed grammar.
+    first: Vec<Vec<u64>>,
     never_cache: RefCell<HashMap<Vec<u32>, bool>>,
     always_cache: RefCell<HashMap<(Vec<u32>, usize), bool>>,
 }
@@ -314,6 +316,7 @@ impl Analysis {
             classes,
             rep,
             pda,
+            first,
             never_cache: RefCell::new(HashMap::new()),
             always_cache: RefCell::new(HashMap::new()),
         }
@@ -485,6 +488,11 @@ impl Analysis {
 
     /// Unlimited-credit exploration from `(x, s, empty stack)`, then the
     /// ε-coaccessibility least fixpoint on the debt NFA (module docs).
+    fn first_has(&self, a: usize, y: TerminalId) -> bool {
+        let i = y.index();
+        self.first.get(a).and_then(|row| row.get(i / 64)).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
     fn explore(&self, x: u32, s: &[TerminalId], max_stack: usize) -> bool {
         let mut ex = Explorer {
             s,
@@ -508,6 +516,12 @@ impl Analysis {
             succs.clear();
             let pda = &self.pda;
             let nd = if pos as usize == s.len() {
+                0
+            } else if pda.begin_nt(q).is_some_and(|a| pos as usize + 1 == s.len() && self.first_has(a, s[pos as usize])) {
+                // Summarised descent: `•A` with one symbol Y left and Y ∈ FIRST(A).
+                // A leftmost derivation of A reaches Y by pushes and by pops of
+                // symbols it pushed itself (no borrowing), so a final node is
+                // reachable through deterministic moves: this node is good.
                 0
             } else if let Some(a) = pda.begin_nt(q) {
                 for &(push, target, read) in &pda.begin[a] {

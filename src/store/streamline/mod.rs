@@ -12,13 +12,15 @@ use std::collections::HashMap;
 /// Tunables of streamlining.
 #[derive(Clone, Debug)]
 pub struct StreamlineOptions {
-    /// Maximum stack size of unlimited-credit exploration.
+    /// Maximum stack size of unlimited-credit exploration for whole sequences.
     pub max_stack: usize,
+    /// The same for terminal pairs (there are few, so they can afford more).
+    pub max_stack_pairs: usize,
 }
 
 impl Default for StreamlineOptions {
     fn default() -> Self {
-        StreamlineOptions { max_stack: 8 }
+        StreamlineOptions { max_stack: 8, max_stack_pairs: 8 }
     }
 }
 
@@ -73,7 +75,7 @@ pub fn streamline(
     rep.interchangeable = an
         .interchangeable_classes()
         .iter()
-        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].name.clone()).collect())
+        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].display_name()).collect())
         .collect();
     let terms = |s: &[u32]| -> Vec<TerminalId> { s.iter().map(|&y| TerminalId(y)).collect() };
     let mut millis = vec![("analysis".to_string(), t0.elapsed().as_millis() as u64)];
@@ -142,7 +144,7 @@ pub fn streamline(
                 }
                 let v = cache
                     .entry((x, step, s.clone()))
-                    .or_insert_with(|| verdict(&an, x, &terms(&s), step, opts.max_stack))
+                    .or_insert_with(|| verdict(&an, x, &terms(&s), step, opts))
                     .clone();
                 match v {
                     Verdict::Never => changed = true,
@@ -181,8 +183,9 @@ enum Verdict {
     Truncate(usize),
 }
 
-fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, max_stack: usize) -> Verdict {
+fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, opts: &StreamlineOptions) -> Verdict {
     let x = TerminalId(x);
+    let max_stack = if step == 3 { opts.max_stack_pairs } else { opts.max_stack };
     if step == 3 {
         // Pair facts only: (X, Y1) and adjacent pairs (Yi, Yi+1).
         if s.len() == 1 {
