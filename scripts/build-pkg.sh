@@ -70,6 +70,14 @@ build_one() { # name outdir features
   { cat js/core.js; printf '\nexport { makeApi };\n'; } > "$out/core.mjs"
   { printf "'use strict';\n"; cat js/core.js; printf '\nmodule.exports = { makeApi };\n'; } > "$out/core.cjs"
   cp js/web.js js/node.mjs js/node.cjs js/bundler.js "$out/"
+  # Adapters: grammask/transformers (imports the package by its own name) and
+  # grammask/webgpu (js/mask.wgsl inlined as MASK_WGSL; the .wgsl ships too).
+  sed "s/from 'grammask';/from '$name';/" js/transformers.js > "$out/transformers.js"
+  node -e 'const fs=require("fs");const [src,wgsl,dst]=process.argv.slice(1);
+    const s=fs.readFileSync(src,"utf8"),k="/*@MASK_WGSL@*/ \x27\x27";
+    if(!s.includes(k))throw new Error("MASK_WGSL placeholder missing in "+src);
+    fs.writeFileSync(dst,s.replace(k,JSON.stringify(fs.readFileSync(wgsl,"utf8"))));' js/webgpu.js js/mask.wgsl "$out/webgpu.js"
+  cp js/mask.wgsl js/transformers.d.ts js/webgpu.d.ts "$out/"
   if [ "$name" = grammask-compiler ]; then
     cat js/index.d.ts js/compiler.d.ts > "$out/index.d.ts"
   else
@@ -101,6 +109,9 @@ const pkg = {
     './bundler': { types: ts, default: './bundler.js' },
     './node': { types: ts, import: './node.mjs', require: './node.cjs' },
     './web/grammask_bg.wasm': './web/grammask_bg.wasm',
+    './transformers': { types: './transformers.d.ts', default: './transformers.js' },
+    './webgpu': { types: './webgpu.d.ts', default: './webgpu.js' },
+    './mask.wgsl': './mask.wgsl',
     './package.json': './package.json',
   },
   files: [
@@ -108,6 +119,7 @@ const pkg = {
     'web/grammask.js', 'web/grammask_bg.wasm',
     'node/grammask.js', 'node/grammask_bg.wasm', 'node/package.json',
     'bundler/grammask.js', 'bundler/grammask_bg.js', 'bundler/grammask_bg.wasm',
+    'transformers.js', 'transformers.d.ts', 'webgpu.js', 'webgpu.d.ts', 'mask.wgsl',
   ],
   sideEffects: ['./bundler.js', './bundler/grammask.js'],
   engines: { node: '>=20' },
