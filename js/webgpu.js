@@ -24,8 +24,8 @@ export function maskShader(dtype = 'f32') {
   return 'enable f16;\n' + lines.join('\n');
 }
 
-/** Bits of -Infinity as the kernel's `params.neg_inf`. */
-export const NEG_INF_BITS = Object.freeze({ f32: 0xff800000, f16: 0xfc00fc00 });
+/** Bits of -Infinity (f32: the kernel's `params.neg_inf`; f16: what it writes). */
+export const NEG_INF_BITS = Object.freeze({ f32: 0xff800000, f16: 0xfc00 });
 const WORKGROUP = 256;
 
 const pipelines = new WeakMap(); // GPUDevice -> { f32?: GPUComputePipeline, f16?: ... }
@@ -90,7 +90,7 @@ export function applyMaskGPU(device, logitsBuffer, mask, options = {}) {
     maskBuffer = mask;
   }
   const params = device.createBuffer({ label: 'grammask params', size: 32, usage: U.UNIFORM, mappedAtCreation: true });
-  new Uint32Array(params.getMappedRange()).set([vocab, width, rows, maskWords, NEG_INF_BITS[dtype]]);
+  new Uint32Array(params.getMappedRange()).set([vocab, width, rows, maskWords, NEG_INF_BITS.f32]);
   params.unmap();
   const pipeline = pipelineFor(device, dtype);
   const bind = device.createBindGroup({
@@ -122,7 +122,7 @@ export function applyMaskGPU(device, logitsBuffer, mask, options = {}) {
  * `logits`: Float32Array (f32) or Uint16Array (f16 bits).
  */
 export function maskKernelReference(logits, mask, { vocab, width, rows = 1, maskWords = Math.ceil(width / 32) }) {
-  const neg = logits instanceof Uint16Array ? NEG_INF_BITS.f16 & 0xffff : -Infinity;
+  const neg = logits instanceof Uint16Array ? NEG_INF_BITS.f16 : -Infinity;
   const wgX = Math.ceil(width / WORKGROUP);
   for (let row = 0; row < rows; row++) {
     for (let i = 0; i < wgX * WORKGROUP; i++) { // every invocation, including the idle ones
