@@ -68,6 +68,9 @@ test('invalid tokens throw and leave the state unchanged', () => {
     assert.equal(m.isAccepting(), false);
   };
   assert.equal(bit(before, close), 0);
+  assert.equal(m.isAllowed(close), false);
+  assert.equal(m.isAllowed(tokenIdOf(store, '1')), true);
+  assert.equal(m.isAllowed(store.vocabSize + 3), false);
   throwsClear(() => m.commitToken(close), /not allowed here/, 'InvalidToken');
   unchanged();
   throwsClear(() => m.commitToken(store.vocabSize), /out of range/, 'InvalidToken');
