@@ -225,7 +225,9 @@ function makeApi(raw, isReady) {
   const api = { MaskStore, Matcher, wasmMemoryBytes };
 
   if (typeof raw.compileStoreRaw === 'function') {
-    const [maxGrammar, maxTokenizer] = raw.compilerLimits();
+    // Read lazily: on the web entry the wasm is not instantiated at module load.
+    let limits = null;
+    const limit = (i) => (limits ??= guard(() => raw.compilerLimits()))[i];
     const str = (x, what) => {
       if (x !== undefined && typeof x !== 'string') throw new TypeError(`grammask: ${what} must be a string`);
       return x;
@@ -236,7 +238,7 @@ function makeApi(raw, isReady) {
       a.forEach((x) => u32(x, 'eos token id'));
       return Uint32Array.from(a);
     };
-    api.compilerLimits = Object.freeze({ maxGrammarBytes: maxGrammar, maxTokenizerBytes: maxTokenizer });
+    api.compilerLimits = Object.freeze({ get maxGrammarBytes() { return limit(0); }, get maxTokenizerBytes() { return limit(1); } });
     api.compileStore = function compileStore(grammarText, tokenizerJson, options = {}) {
       str(grammarText, 'grammarText');
       str(tokenizerJson, 'tokenizerJson');
