@@ -18,6 +18,7 @@ TF=www/node_modules/@huggingface/transformers/dist/transformers.js
 ORT=www/node_modules/onnxruntime-web/dist
 [ -f "$TF" ] || { echo "$TF missing: run scripts/setup.sh" >&2; exit 1; }
 BIN="${GRAMMASK_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/grammask}"
+[ -x "$BIN" ] || BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/grammask"
 mkdir -p out
 for g in json python; do
   if [ ! -f "out/$g-llama3.gmask" ]; then

@@ -73,4 +73,15 @@ if [ ! -x pkg-tests/node_modules/.bin/wasm-opt ] || [ ! -d pkg-tests/node_module
 else
   say "pkg-tests node_modules present"
 fi
+# 4. transformers.js + wrangler for the adapter, demo and Worker tests (www/),
+#    and the tiny random-weight ONNX model (python venv .venv-models: onnx, numpy).
+if [ ! -d www/node_modules/@huggingface/transformers ] || [ ! -x www/node_modules/.bin/wrangler ] \
+   || [ www/package-lock.json -nt www/node_modules/.package-lock.json ]; then
+  # Without ONNXRUNTIME_NODE_INSTALL=skip, onnxruntime-node's postinstall downloads from nuget (fails offline).
+  say "npm ci in www (@huggingface/transformers 4.3.1, wrangler 4.86.0; ~670 MB)"
+  (cd www && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+else
+  say "www node_modules present"
+fi
+bash scripts/build-test-models.sh
 say "done"
