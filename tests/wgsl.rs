@@ -20,21 +20,38 @@ fn f16_variant(src: &str) -> String {
 }
 
 fn check(src: &str, caps: Capabilities) -> naga::Module {
-    let module = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("WGSL parse error:\n{}", e.emit_to_string(src)));
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|e| panic!("WGSL parse error:\n{}", e.emit_to_string(src)));
     Validator::new(ValidationFlags::all(), caps)
         .validate(&module)
         .unwrap_or_else(|e| panic!("WGSL validation error: {e:?}\n{src}"));
-    let ep = module.entry_points.iter().find(|e| e.name == "main").expect("entry point main");
+    let ep = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == "main")
+        .expect("entry point main");
     assert_eq!(ep.stage, naga::ShaderStage::Compute);
-    assert_eq!(ep.workgroup_size, [256, 1, 1], "js/webgpu.js dispatches ceil(width / 256) workgroups");
-    let mut bindings: Vec<u32> = module.global_variables.iter().filter_map(|(_, v)| v.binding.as_ref().map(|b| b.binding)).collect();
+    assert_eq!(
+        ep.workgroup_size,
+        [256, 1, 1],
+        "js/webgpu.js dispatches ceil(width / 256) workgroups"
+    );
+    let mut bindings: Vec<u32> = module
+        .global_variables
+        .iter()
+        .filter_map(|(_, v)| v.binding.as_ref().map(|b| b.binding))
+        .collect();
     bindings.sort();
     assert_eq!(bindings, [0, 1, 2]);
     module
 }
 
 fn logit_scalar(m: &naga::Module) -> naga::Scalar {
-    let (_, logits) = m.global_variables.iter().find(|(_, v)| v.name.as_deref() == Some("logits")).expect("logits");
+    let (_, logits) = m
+        .global_variables
+        .iter()
+        .find(|(_, v)| v.name.as_deref() == Some("logits"))
+        .expect("logits");
     match &m.types[logits.ty].inner {
         naga::TypeInner::Array { base, .. } => match m.types[*base].inner {
             naga::TypeInner::Scalar(s) => s,
@@ -58,5 +75,9 @@ fn f16_kernel_validates() {
     assert_eq!(logit_scalar(&m), naga::Scalar::F16);
     // Without the capability the f16 variant is refused (the test can fail).
     let module = naga::front::wgsl::parse_str(&src).unwrap();
-    assert!(Validator::new(ValidationFlags::all(), Capabilities::empty()).validate(&module).is_err());
+    assert!(
+        Validator::new(ValidationFlags::all(), Capabilities::empty())
+            .validate(&module)
+            .is_err()
+    );
 }
