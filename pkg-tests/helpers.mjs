@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MaskStore } from 'grammask';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const FULL = process.env.GRAMMASK_FULL === '1';
@@ -12,7 +13,12 @@ export const LLAMA3 = path.join(ROOT, 'models/llama3/tokenizer.json');
 const TARGET = process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target');
 let bin = null;
 
-/** The native CLI (built with the `ci` profile that test.sh's cargo test uses). */
+/**
+ * The native CLI (built with the `ci` profile that test.sh's cargo test uses),
+ * or $GRAMMASK_BIN. Note: a CARGO_TARGET_DIR shared with other checkouts may
+ * hold another checkout's binary at target/ci/grammask (cargo does not copy a
+ * fresh build there again); blobPath() detects the mismatch.
+ */
 export function grammaskBin() {
   if (bin) return bin;
   if (process.env.GRAMMASK_BIN) return (bin = process.env.GRAMMASK_BIN);
@@ -38,17 +44,24 @@ export function blobPath(grammar, { tokenizer = 'llama3', raw = false } = {}) {
   const g = path.join(ROOT, 'grammars', `${grammar}.lark`);
   const t = path.join(ROOT, 'models', tokenizer, 'tokenizer.json');
   const out = path.join(ROOT, 'out', `${grammar}-${tokenizer}${raw ? '-raw' : ''}.gmask`);
+  const loadsInWasm = () => { MaskStore.fromBytes(fs.readFileSync(out)).free(); };
   const fresh = () => {
     if (!fs.existsSync(out)) return false;
     const m = fs.statSync(out).mtimeMs;
     if (m < fs.statSync(g).mtimeMs || m < fs.statSync(t).mtimeMs) return false;
-    try { cli(['stats', '--json', '--store', out]); return true; } catch { return false; }
+    try { cli(['stats', '--json', '--store', out]); loadsInWasm(); return true; } catch { return false; }
   };
   if (!fresh()) {
     fs.mkdirSync(path.dirname(out), { recursive: true });
     const args = ['compile', '--json', '--grammar', g, '--tokenizer', t, '-o', out];
     if (raw) args.push('--no-streamline');
     cli(args);
+    try {
+      loadsInWasm();
+    } catch (e) {
+      throw new Error(`${out}, made by ${grammaskBin()}, does not load in the wasm package (${e.message}): the native CLI is `
+        + 'not built from this checkout (a CARGO_TARGET_DIR shared with other checkouts?); set GRAMMASK_BIN');
+    }
   }
   return out;
 }
