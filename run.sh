@@ -17,3 +17,12 @@ PYLIB="$(python3 -c 'import sysconfig;print(sysconfig.get_paths()["stdlib"])')"
 $G check --quiet --store out/python-llama3.gmask --tokenizer models/llama3/tokenizer.json \
   "$PYLIB/json/__init__.py" "$PYLIB/textwrap.py" "$PYLIB/dataclasses.py"
 $G check --quiet --store out/json-llama3.gmask --tokenizer models/llama3/tokenizer.json grammars/cases/*.json
+# The browser demo (README "Demo"): npm packages, blobs (above), www/dist.
+# Serving is opt-in: SERVE=1 ./run.sh ends by serving it in the foreground
+# (Ctrl-C to stop); otherwise run `node www/serve.mjs` yourself.
+bash scripts/build-pkg.sh
+GRAMMASK_BIN="$ROOT/$G" bash scripts/build-www.sh
+if [ "${SERVE:-0}" = 1 ]; then
+  exec node www/serve.mjs "${PORT:-8080}"
+fi
+echo "Demo built: node www/serve.mjs 8080, then open http://127.0.0.1:8080/ (or SERVE=1 ./run.sh)"

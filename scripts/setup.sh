@@ -32,4 +32,56 @@ PY
 else
   say "lark fixture present"
 fi
+
+# 3. The wasm toolchain (scripts/build-pkg.sh, pkg-tests). Every step is
+#    skipped when already present; only registries are used (crates.io, npm,
+#    Debian), never GitHub downloads.
+export PATH="$HOME/.cargo/bin:$PATH"
+WB_VERSION="$(sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' Cargo.toml)"
+if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+else
+  say "wasm32-unknown-unknown target present (or no rustup: assuming the toolchain has it)"
+fi
+if ! command -v wasm-pack >/dev/null; then
+  say "cargo install wasm-pack --locked (about 6 min)"
+  cargo install wasm-pack --locked
+else
+  say "wasm-pack present ($(wasm-pack --version))"
+fi
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ]; then
+  # No --locked: the crate's lockfile names a yanked dependency.
+  say "cargo install wasm-bindgen-cli --version $WB_VERSION (about 9 min; must equal the crate's wasm-bindgen)"
+  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+else
+  say "wasm-bindgen-cli $WB_VERSION present"
+fi
+if [ ! -x /usr/bin/chromium ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  say "apt-get install chromium chromium-driver wabt (headless browser test; wasm-objdump)"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq chromium chromium-driver wabt
+else
+  say "chromium present"
+fi
+if [ ! -x pkg-tests/node_modules/.bin/wasm-opt ] || [ ! -d pkg-tests/node_modules/playwright-core ] \
+   || [ pkg-tests/package-lock.json -nt pkg-tests/node_modules/.package-lock.json ]; then
+  say "npm ci in pkg-tests (binaryen = wasm-opt, playwright-core)"
+  (cd pkg-tests && npm ci --no-audit --no-fund)
+else
+  say "pkg-tests node_modules present"
+fi
+# 4. transformers.js + wrangler for the adapter, demo and Worker tests (www/),
+#    and the tiny random-weight ONNX model (python venv .venv-models: onnx, numpy).
+if [ ! -d www/node_modules/@huggingface/transformers ] || [ ! -x www/node_modules/.bin/wrangler ] \
+   || [ www/package-lock.json -nt www/node_modules/.package-lock.json ]; then
+  # Without ONNXRUNTIME_NODE_INSTALL=skip, onnxruntime-node's postinstall downloads from nuget (fails offline).
+  say "npm ci in www (@huggingface/transformers 4.3.1, wrangler 4.86.0; ~670 MB)"
+  (cd www && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+else
+  say "www node_modules present"
+fi
+bash scripts/build-test-models.sh
 say "done"

@@ -21,5 +21,8 @@ pub mod parser;
 pub mod vocab;
 pub mod store;
 pub mod matcher;
+pub mod time;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use error::{Error, ErrorKind, Result};

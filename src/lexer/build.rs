@@ -13,7 +13,8 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::time::{Duration, Instant};
+use crate::time::Instant;
+use std::time::Duration;
 
 use regex_automata::dfa::Automaton;
 

@@ -20,7 +20,7 @@ use crate::parser::indent::{Grammar, IndentRules};
 use crate::vocab::trie::TokenTrie;
 use crate::vocab::Vocab;
 use std::collections::HashMap;
-use std::time::Instant;
+use crate::time::Instant;
 
 /// Options of `grammask compile`.
 #[derive(Clone, Debug)]

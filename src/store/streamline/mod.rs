@@ -60,7 +60,7 @@ pub fn streamline(
     always: &mut [Vec<u32>],
     opts: &StreamlineOptions,
 ) -> StreamlineReport {
-    let t0 = std::time::Instant::now();
+    let t0 = crate::time::Instant::now();
     let an = Analysis::new(cfg);
     let newline = grammar.indent.as_ref().map_or(u32::MAX, |i| i.newline);
     let n_terms = cfg.terminals.len() as u32;
@@ -81,7 +81,7 @@ pub fn streamline(
     let mut millis = vec![("analysis".to_string(), t0.elapsed().as_millis() as u64)];
 
     // Step 1: interchangeable terminals.
-    let t = std::time::Instant::now();
+    let t = crate::time::Instant::now();
     for (q, list) in entries.iter_mut().enumerate() {
         if !clean_target(targets[q]) {
             continue;
@@ -104,7 +104,7 @@ pub fn streamline(
     millis.push(("1 interchangeable".into(), t.elapsed().as_millis() as u64));
 
     // Step 2: successor graph.
-    let t = std::time::Instant::now();
+    let t = crate::time::Instant::now();
     for (q, list) in entries.iter_mut().enumerate() {
         let x = targets[q];
         if !clean_target(x) {
@@ -123,7 +123,7 @@ pub fn streamline(
     // Steps 3 and 4: always/never legal, first with pair facts, then whole sequences.
     let mut cache: HashMap<(u32, u32, Vec<u32>), Verdict> = HashMap::new();
     for step in [3, 4] {
-        let t = std::time::Instant::now();
+        let t = crate::time::Instant::now();
         for (q, list) in entries.iter_mut().enumerate() {
             let x = targets[q];
             if !clean_target(x) {

@@ -1,0 +1,16 @@
+// grammask for Node (CommonJS): the module is loaded synchronously on require.
+'use strict';
+const raw = require('./node/grammask.js');
+const { makeApi } = require('./core.cjs');
+
+const api = makeApi(raw, () => true);
+module.exports = {
+  MaskStore: api.MaskStore,
+  Matcher: api.Matcher,
+  wasmMemoryBytes: api.wasmMemoryBytes,
+  compileStore: api.compileStore,
+  tokenizerFingerprint: api.tokenizerFingerprint,
+  compilerLimits: api.compilerLimits,
+  init: async () => {},
+  initSync: () => {},
+};

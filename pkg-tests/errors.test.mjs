@@ -1,0 +1,157 @@
+// Error paths of the JS API: every failure is a JS Error whose message names
+// the problem (never a wasm trap, "unreachable" or "null pointer passed to
+// rust"), and a refused call leaves the matcher unchanged.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { MaskStore, Matcher } from 'grammask';
+import { blobPath, tokenIdOf, maskHash, bit } from './helpers.mjs';
+
+const bytes = fs.readFileSync(blobPath('json'));
+const store = MaskStore.fromBytes(bytes);
+
+/** assert.throws with: an Error (not a RuntimeError), the message matching `re`, and optionally the kind. */
+function throwsClear(f, re, kind) {
+  let err = null;
+  try { f(); } catch (e) { err = e; }
+  assert.ok(err, `expected an exception matching ${re}`);
+  assert.ok(err instanceof Error, 'a JS Error');
+  assert.ok(!(err instanceof WebAssembly.RuntimeError), `not a wasm trap: ${err.message}`);
+  assert.doesNotMatch(err.message, /unreachable|null pointer|recursive use|borrowed/i);
+  assert.match(err.message, re);
+  if (kind) {
+    assert.equal(err.name, 'GrammaskError');
+    assert.equal(err.kind, kind);
+  }
+  return err;
+}
+
+test('bad blobs: truncated, wrong label, flipped byte, other version, empty, not bytes', () => {
+  throwsClear(() => MaskStore.fromBytes(bytes.subarray(0, bytes.length >> 1)), /truncated/, 'BlobTruncated');
+  throwsClear(() => MaskStore.fromBytes(bytes.subarray(0, 40)), /truncated/, 'BlobTruncated');
+  throwsClear(() => MaskStore.fromBytes(new Uint8Array(0)), /truncated|label/);
+  const label = Uint8Array.from(bytes);
+  label.set(new TextEncoder().encode('GRAMMASX'), 0);
+  throwsClear(() => MaskStore.fromBytes(label), /label "GRAMMASK"/, 'BlobCorrupt');
+  const flipped = Uint8Array.from(bytes);
+  flipped[flipped.length - 100] ^= 0x40;
+  throwsClear(() => MaskStore.fromBytes(flipped), /checksum|corrupt/, 'BlobCorrupt');
+  const version = Uint8Array.from(bytes);
+  new DataView(version.buffer).setUint32(12, 999, true);
+  throwsClear(() => MaskStore.fromBytes(version), /format version 999/, 'BlobVersion');
+  throwsClear(() => MaskStore.fromBytes('GRAMMASK'), /Uint8Array/);
+  throwsClear(() => MaskStore.fromBytes(new Uint8Array(100).fill(7)), /label/, 'BlobCorrupt');
+  // An ArrayBuffer works as well as a Uint8Array.
+  const ab = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+  assert.equal(MaskStore.fromBytes(ab).vocabSize, store.vocabSize);
+});
+
+test('wrong tokenizer: expectTokenizerFingerprint', () => {
+  const fp = store.tokenizerFingerprint;
+  assert.match(fp, /^[0-9a-f]{16}$/);
+  assert.equal(MaskStore.fromBytes(bytes, { expectTokenizerFingerprint: fp }).tokenizerFingerprint, fp);
+  const other = (BigInt('0x' + fp) ^ 1n).toString(16).padStart(16, '0');
+  throwsClear(() => MaskStore.fromBytes(bytes, { expectTokenizerFingerprint: other }), /another tokenizer/, 'BlobTokenizer');
+  throwsClear(() => MaskStore.fromBytes(bytes, { expectTokenizerFingerprint: 'xyz' }), /16 hex digits/, 'BlobTokenizer');
+  throwsClear(() => MaskStore.fromBytes(bytes, { expectTokenizerFingerprint: 42 }), /16 hex digits/);
+});
+
+test('invalid tokens throw and leave the state unchanged', () => {
+  const m = new Matcher(store);
+  const open = tokenIdOf(store, '[');
+  const close = tokenIdOf(store, '}');
+  m.commitToken(open);
+  const before = m.computeMask();
+  const h = maskHash(before);
+  const unchanged = () => {
+    assert.equal(maskHash(m.computeMask()), h, 'mask unchanged');
+    assert.equal(m.isAccepting(), false);
+  };
+  assert.equal(bit(before, close), 0);
+  assert.equal(m.isAllowed(close), false);
+  assert.equal(m.isAllowed(tokenIdOf(store, '1')), true);
+  assert.equal(m.isAllowed(store.vocabSize + 3), false);
+  throwsClear(() => m.commitToken(close), /not allowed here/, 'InvalidToken');
+  unchanged();
+  throwsClear(() => m.commitToken(store.vocabSize), /out of range/, 'InvalidToken');
+  unchanged();
+  throwsClear(() => m.commitToken(store.eosTokenIds[0]), /EOS token .* not allowed/, 'InvalidToken');
+  unchanged();
+  throwsClear(() => m.commitToken(128000), /special token/, 'InvalidToken'); // <|begin_of_text|>
+  unchanged();
+  for (const bad of [-1, 1.5, NaN, '3', 2 ** 32, undefined, 3n]) {
+    throwsClear(() => m.commitToken(bad), /token id must be an integer/);
+    unchanged();
+  }
+  // commitTokens is all or nothing.
+  const one = tokenIdOf(store, '1');
+  throwsClear(() => m.commitTokens([one, close]), /token #1 of 2/, 'InvalidToken');
+  unchanged();
+  throwsClear(() => m.commitTokens([one, -4]), /token id #1/);
+  unchanged();
+  throwsClear(() => m.commitTokens(5), /Uint32Array or an iterable/);
+  // rollback beyond the history
+  throwsClear(() => m.rollback(5), /cannot roll back 5 tokens/, 'InvalidState');
+  unchanged();
+  // fillMask with a short buffer or an offset past the end
+  throwsClear(() => m.fillMask(new Uint32Array(10)), /needs 4008/, 'InvalidState');
+  throwsClear(() => m.fillMask(new Uint32Array(4008), 1), /offset 1/, 'InvalidState');
+  throwsClear(() => m.fillMask([]), /Uint32Array/);
+  unchanged();
+  // After EOS: stopped, every commit refused.
+  m.commitTokens([one, tokenIdOf(store, ']')]);
+  assert.ok(m.isAccepting());
+  m.commitToken(store.eosTokenIds[0]);
+  assert.ok(m.isStopped());
+  assert.equal(m.computeMask().every((w) => w === 0), true, 'empty mask once stopped');
+  throwsClear(() => m.commitToken(one), /stopped/, 'InvalidState');
+  m.rollback(1);
+  assert.ok(!m.isStopped() && m.isAccepting());
+  m.free();
+});
+
+test('matcher options: maskWidth padding, maxRollback', () => {
+  throwsClear(() => new Matcher(store, { maskWidth: store.vocabSize - 1 }), /smaller than the vocabulary/, 'InvalidState');
+  throwsClear(() => new Matcher(store, { maxRollback: -1 }), /maxRollback/);
+  throwsClear(() => new Matcher({}), /expected a MaskStore/);
+  const plain = new Matcher(store);
+  const padded = new Matcher(store, { maskWidth: 128320 + 7 });
+  assert.equal(padded.maskWords, Math.ceil((128320 + 7) / 32));
+  const out = new Uint32Array(padded.maskWords + 5).fill(0xffffffff);
+  padded.fillMask(out, 5);
+  const a = plain.computeMask();
+  for (let i = 0; i < padded.maskWords; i++) {
+    assert.equal(out[5 + i], i < a.length ? a[i] : 0, `word ${i}`);
+  }
+  assert.equal(out[4], 0xffffffff, 'words before the offset untouched');
+  const m = new Matcher(store, { maxRollback: 2 });
+  const one = tokenIdOf(store, '1');
+  m.commitTokens([tokenIdOf(store, '['), one, tokenIdOf(store, ','), one]);
+  m.rollback(2);
+  throwsClear(() => m.rollback(1), /max_rollback = 2/, 'InvalidState');
+  m.free(); plain.free(); padded.free();
+});
+
+test('use after free() or [Symbol.dispose]() throws a clear error', () => {
+  const s = MaskStore.fromBytes(bytes);
+  const m = new Matcher(s);
+  const keep = new Matcher(s);
+  m.free();
+  assert.ok(m.freed);
+  for (const f of [() => m.computeMask(), () => m.commitToken(1), () => m.fillMask(new Uint32Array(4008)), () => m.rollback(0),
+    () => m.forcedTokens(), () => m.isAccepting(), () => m.isStopped(), () => m.reset(), () => m.maskWords]) {
+    throwsClear(f, /Matcher was freed/);
+  }
+  m.free(); // idempotent
+  s[Symbol.dispose]();
+  assert.ok(s.freed);
+  throwsClear(() => s.vocabSize, /MaskStore was freed/);
+  throwsClear(() => s.stats(), /MaskStore was freed/);
+  throwsClear(() => new Matcher(s), /MaskStore was freed/);
+  // A matcher created before keeps the store's data alive.
+  assert.equal(keep.computeMask().length, 4008);
+  keep.commitToken(tokenIdOf(store, '{'));
+  keep[Symbol.dispose]();
+  throwsClear(() => keep.computeMask(), /Matcher was freed/);
+  throwsClear(() => new MaskStore(), /fromBytes/);
+});

@@ -1,0 +1,140 @@
+// Shared helpers of the package tests: the native CLI (reference), blobs
+// cached in out/, corpus lists, the mask hash of `grammask masks`.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MaskStore } from 'grammask';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const FULL = process.env.GRAMMASK_FULL === '1';
+export const LLAMA3 = path.join(ROOT, 'models/llama3/tokenizer.json');
+
+const TARGET = process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target');
+let bin = null;
+
+/**
+ * The native CLI (built with the `ci` profile that test.sh's cargo test uses),
+ * or $GRAMMASK_BIN. Note: a CARGO_TARGET_DIR shared with other checkouts may
+ * hold another checkout's binary at target/ci/grammask (cargo does not copy a
+ * fresh build there again); blobPath() detects the mismatch.
+ */
+export function grammaskBin() {
+  if (bin) return bin;
+  if (process.env.GRAMMASK_BIN) return (bin = process.env.GRAMMASK_BIN);
+  execFileSync('cargo', ['build', '--quiet', '--profile', 'ci', '--bin', 'grammask'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  return (bin = path.join(TARGET, 'ci', 'grammask'));
+}
+
+/** Run the CLI; returns stdout. `okCodes`: exit codes that are not failures. */
+export function cli(args, { okCodes = [0], maxBuffer = 1 << 30 } = {}) {
+  try {
+    return execFileSync(grammaskBin(), args, { cwd: ROOT, maxBuffer, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    if (okCodes.includes(e.status)) return e.stdout;
+    throw new Error(`grammask ${args.join(' ')} failed (${e.status}): ${e.stderr}`);
+  }
+}
+
+/**
+ * out/<grammar>-<tokenizer>[-raw].gmask, compiled by the native CLI unless a
+ * blob newer than the grammar and the tokenizer is there and loads.
+ */
+export function blobPath(grammar, { tokenizer = 'llama3', raw = false } = {}) {
+  const g = path.join(ROOT, 'grammars', `${grammar}.lark`);
+  const t = path.join(ROOT, 'models', tokenizer, 'tokenizer.json');
+  const out = path.join(ROOT, 'out', `${grammar}-${tokenizer}${raw ? '-raw' : ''}.gmask`);
+  const loadsInWasm = () => { MaskStore.fromBytes(fs.readFileSync(out)).free(); };
+  const fresh = () => {
+    if (!fs.existsSync(out)) return false;
+    const m = fs.statSync(out).mtimeMs;
+    if (m < fs.statSync(g).mtimeMs || m < fs.statSync(t).mtimeMs) return false;
+    try { cli(['stats', '--json', '--store', out]); loadsInWasm(); return true; } catch { return false; }
+  };
+  if (!fresh()) {
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    const args = ['compile', '--json', '--grammar', g, '--tokenizer', t, '-o', out];
+    if (raw) args.push('--no-streamline');
+    cli(args);
+    try {
+      loadsInWasm();
+    } catch (e) {
+      throw new Error(`${out}, made by ${grammaskBin()}, does not load in the wasm package (${e.message}): the native CLI is `
+        + 'not built from this checkout (a CARGO_TARGET_DIR shared with other checkouts?); set GRAMMASK_BIN');
+    }
+  }
+  return out;
+}
+
+/** Files of `python3 scripts/corpus.py KIND` (stdlib | json), in its order. */
+export function corpus(kind) {
+  return execFileSync('python3', [path.join(ROOT, 'scripts/corpus.py'), kind], { encoding: 'utf8', maxBuffer: 1 << 28 })
+    .split('\n').filter(Boolean);
+}
+
+/**
+ * The native reference for FILES: per file { file, ids, hashes, violation, eos_ok }
+ * (`grammask masks`, see its --help for the hash).
+ */
+export function nativeMasks(store, files, tokenizer = LLAMA3) {
+  const list = path.join(fs.mkdtempSync(path.join(ROOT, 'out', 'list-')), 'files.txt');
+  fs.writeFileSync(list, files.join('\n') + '\n');
+  const outp = cli(['masks', '--store', store, '--tokenizer', tokenizer, '--files-from', list], { okCodes: [0, 1] });
+  fs.rmSync(path.dirname(list), { recursive: true });
+  return outp.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** The mask hash of `grammask masks` over `words[off .. off + n]`. */
+export function maskHash(words, off = 0, n = words.length - off) {
+  let a = 0x811c9dc5 | 0;
+  let b = 0x9747b28c | 0;
+  for (let i = 0; i < n; i++) {
+    const w = words[off + i];
+    a = Math.imul(a ^ w, 0x01000193);
+    b = (Math.imul(b ^ w, 0x27d4eb2d) + i) | 0;
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
+/** splitmix64 over BigInt (deterministic random choices). */
+export function rng(seed) {
+  let s = BigInt.asUintN(64, BigInt(seed));
+  const M = (1n << 64n) - 1n;
+  const next = () => {
+    s = (s + 0x9e3779b97f4a7c15n) & M;
+    let z = s;
+    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M;
+    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M;
+    return z ^ (z >> 31n);
+  };
+  return {
+    below: (n) => Number(next() % BigInt(n)),
+    unit: () => Number(next() >> 11n) / 2 ** 53,
+  };
+}
+
+/** The allowed token ids of a mask. */
+export function allowedIds(mask, out = []) {
+  out.length = 0;
+  for (let w = 0; w < mask.length; w++) {
+    let bits = mask[w];
+    while (bits !== 0) {
+      const low = bits & -bits;
+      out.push(w * 32 + 31 - Math.clz32(low));
+      bits ^= low;
+    }
+  }
+  return out;
+}
+
+export const bit = (mask, id) => (mask[id >>> 5] >>> (id & 31)) & 1;
+
+/** Token ids whose bytes are exactly `text` (first match), via the store. */
+export function tokenIdOf(store, text) {
+  const want = new TextEncoder().encode(text);
+  for (let id = 0; id < store.vocabSize; id++) {
+    const b = store.tokenBytes(id);
+    if (b.length === want.length && b.every((x, i) => x === want[i])) return id;
+  }
+  throw new Error(`no token with bytes ${JSON.stringify(text)}`);
+}

@@ -1,0 +1,121 @@
+// The Cloudflare Worker (www/worker) under `wrangler dev` (workerd, local):
+// GET /, POST /mask and POST /validate answers against the Node package and
+// the native CLI. Cold start (process start to first answer) and per-request
+// times are reported, not asserted. Needs www/node_modules (wrangler 4.86.0,
+// scripts/setup.sh) and www/worker/vendor (scripts/build-www.sh).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MaskStore, Matcher } from 'grammask';
+import { ROOT, cli, corpus, tokenIdOf } from './helpers.mjs';
+
+const WORKER = path.join(ROOT, 'www/worker');
+const WRANGLER = path.join(ROOT, 'www/node_modules/.bin/wrangler');
+const PORT = Number(process.env.GRAMMASK_WORKER_PORT || 8790);
+const skip = !fs.existsSync(WRANGLER) ? 'wrangler missing: run scripts/setup.sh'
+  : !fs.existsSync(path.join(WORKER, 'vendor/store.gmask')) ? 'www/worker/vendor missing: run scripts/build-www.sh' : false;
+
+async function waitUp(url, ms) {
+  const t0 = Date.now();
+  for (;;) {
+    try { const r = await fetch(url); if (r.ok) return r; } catch { /* not yet */ }
+    if (Date.now() - t0 > ms) throw new Error(`${url} did not answer within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const post = async (base, p, body) => {
+  const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  return { status: r.status, body: await r.json() };
+};
+
+test('Cloudflare Worker under wrangler dev: /mask and /validate equal the package and the CLI', { skip, timeout: 300_000 }, async (t) => {
+  const store = MaskStore.fromBytes(fs.readFileSync(path.join(WORKER, 'vendor/store.gmask')));
+  const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-wrangler-'));
+  const t0 = Date.now();
+  const child = spawn(WRANGLER, ['dev', '--ip', '127.0.0.1', '--port', String(PORT)], {
+    cwd: WORKER, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', XDG_CONFIG_HOME: xdg, NO_COLOR: '1' },
+  });
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const base = `http://127.0.0.1:${PORT}`;
+  try {
+    let info;
+    try {
+      info = await (await waitUp(base + '/', 120_000)).json();
+    } catch (e) {
+      throw new Error(`${e.message}\n--- wrangler output ---\n${log}`);
+    }
+    const cold = Date.now() - t0;
+    t.diagnostic(`cold start (wrangler dev spawn to first answer): ${cold} ms`);
+    assert.equal(info.vocabSize, store.vocabSize);
+    assert.equal(info.grammarFingerprint, store.grammarFingerprint);
+    assert.deepEqual(info.eosTokenIds, Array.from(store.eosTokenIds));
+
+    // /mask on every prefix of a real JSON file's tokens (native tokenization).
+    const file = corpus('json').find((f) => { const s = fs.statSync(f).size; return s > 200 && s < 1500; });
+    const blob = path.join(WORKER, 'vendor/store.gmask');
+    const [native] = cli(['masks', '--store', blob, '--tokenizer', path.join(ROOT, 'models/llama3/tokenizer.json'), file])
+      .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const ids = native.ids.slice(0, 40);
+    const m = new Matcher(store);
+    const times = [];
+    for (let k = 0; k <= ids.length; k += 4) {
+      m.reset();
+      m.commitTokens(ids.slice(0, k));
+      const q0 = performance.now();
+      const r = await post(base, '/mask', { tokens: ids.slice(0, k) });
+      times.push(performance.now() - q0);
+      assert.equal(r.status, 200);
+      const words = new Uint32Array(Uint8Array.from(Buffer.from(r.body.mask, 'base64')).buffer);
+      assert.deepEqual(words, m.computeMask(), `mask after ${k} tokens`);
+      assert.deepEqual(r.body.forced, Array.from(m.forcedTokens(16)));
+      assert.equal(r.body.accepting, m.isAccepting());
+    }
+    m.free();
+    times.sort((a, b) => a - b);
+    t.diagnostic(`/mask: ${times.length} requests, median ${times[times.length >> 1].toFixed(1)} ms, max ${times.at(-1).toFixed(1)} ms (JSON × Llama-3, 16 KB mask, localhost)`);
+    // A refused token.
+    const bad = await post(base, '/mask', { tokens: [tokenIdOf(store, '}')] });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.body.errorAt, 0);
+    assert.equal((await post(base, '/mask', { tokens: 'x' })).status, 400);
+
+    // /validate: tokens (the whole file + EOS) and texts, against the CLI's parse.
+    let r = await post(base, '/validate', { tokens: [...native.ids, store.eosTokenIds[0]] });
+    assert.deepEqual(r.body, { accepted: true, errorAt: null });
+    r = await post(base, '/validate', { tokens: native.ids.slice(0, 3) });
+    assert.deepEqual(r.body, { accepted: false, errorAt: 3 }, 'an incomplete text: errorAt = input length');
+    const texts = [fs.readFileSync(file, 'utf8'), '{"a": [1, 2, {"b": null}]}', '{"a": [1, 2,]}', '[1, 2', ' "caf\u00e9 \u2603" ', '{"x": tru}', ''];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-worker-'));
+    texts.forEach((s, i) => fs.writeFileSync(path.join(dir, `t${i}.json`), s));
+    const lines = cli(['parse', '--json', '--grammar', path.join(ROOT, 'grammars/json.lark'), dir], { okCodes: [0, 1] })
+      .split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.file)
+      .sort((a, b) => a.file.localeCompare(b.file, 'en', { numeric: true }));
+    fs.rmSync(dir, { recursive: true });
+    for (let i = 0; i < texts.length; i++) {
+      r = await post(base, '/validate', { text: texts[i] });
+      assert.equal(r.status, 200);
+      assert.equal(r.body.accepted, lines[i].ok, `text ${i} ${JSON.stringify(texts[i]).slice(0, 60)}: worker vs grammask parse`);
+      let ok = true;
+      try { JSON.parse(texts[i]); } catch { ok = false; }
+      assert.equal(r.body.accepted, ok, `text ${i}: worker vs JSON.parse`);
+      if (!r.body.accepted) assert.ok(Number.isInteger(r.body.errorAt));
+    }
+    // errorAt is the UTF-8 byte offset of the first refused byte.
+    r = await post(base, '/validate', { text: '{"a": [1, 2,]}' });
+    assert.deepEqual(r.body, { accepted: false, errorAt: 12 });
+    assert.equal((await fetch(base + '/nope')).status, 404);
+  } finally {
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    await new Promise((r) => setTimeout(r, 300));
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    fs.rmSync(xdg, { recursive: true, force: true });
+    store.free();
+  }
+});
