@@ -10,7 +10,10 @@ cargo build --release --bin grammask
 G=target/release/grammask
 mkdir -p out
 for g in json python; do
-  [ -f "out/$g-llama3.gmask" ] || $G compile --grammar "grammars/$g.lark" --tokenizer models/llama3/tokenizer.json -o "out/$g-llama3.gmask"
+  b="out/$g-llama3.gmask"
+  if [ ! -f "$b" ] || [ "$G" -nt "$b" ] || [ "grammars/$g.lark" -nt "$b" ]; then
+    $G compile --grammar "grammars/$g.lark" --tokenizer models/llama3/tokenizer.json -o "$b"
+  fi
   $G stats --store "out/$g-llama3.gmask"
 done
 PYLIB="$(python3 -c 'import sysconfig;print(sysconfig.get_paths()["stdlib"])')"
