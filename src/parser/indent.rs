@@ -282,13 +282,17 @@ impl IndentState {
             self.pending = false;
         }
         self.content = true;
-        if let Some(&d) = r.bracket.get(s as usize) {
-            if d > 0 {
-                self.depth += 1;
-            } else if d < 0 {
-                self.depth = self.depth.saturating_sub(1);
-            }
-        }
+        self.depth = bracket_depth(r, s, self.depth);
+    }
+}
+
+/// Bracket depth after terminal `s`.
+#[inline]
+fn bracket_depth(r: &IndentRules, s: Sym, depth: u32) -> u32 {
+    match r.bracket.get(s as usize) {
+        Some(&d) if d > 0 => depth + 1,
+        Some(&d) if d < 0 => depth.saturating_sub(1),
+        _ => depth,
     }
 }
 
@@ -456,13 +460,7 @@ impl<'a> IncCursor<'a> {
                     return false;
                 }
                 self.content = true;
-                if let Some(&d) = r.bracket.get(s as usize) {
-                    if d > 0 {
-                        self.depth += 1;
-                    } else if d < 0 {
-                        self.depth = self.depth.saturating_sub(1);
-                    }
-                }
+                self.depth = bracket_depth(r, s, self.depth);
                 true
             }
         }
