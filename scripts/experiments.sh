@@ -167,11 +167,11 @@ for g in GRAMMARS:
                                               calls=s["parser_calls_per_token"], calls_raw=s["compare_parser_calls_per_token"], secs=time.time() - t)
             if s["mask_diffs"] or s["violations"] or s["accepted"] != len(files):
                 fail(f"exp3 {g}/{tk}/{what}: {s['mask_diffs']} mask differences, {s['violations']} violations, {s['accepted']}/{len(files)} accepted")
-    if FULL:
-        for tk in TOKS:
-            n = rows[("exp3", "python", tk, "corpus")]["tokens"] + rows[("exp3", "json", tk, "corpus")]["tokens"]
-            if n < 100_000:
-                fail(f"exp3 corpus/{tk}: only {n} tokens (< 100,000)")
+if FULL:
+    for tk in TOKS:
+        n = rows[("exp3", "python", tk, "corpus")]["tokens"] + rows[("exp3", "json", tk, "corpus")]["tokens"]
+        if n < 100_000:
+            fail(f"exp3 corpus/{tk}: only {n} tokens (< 100,000)")
 
 # Summary.
 L = [f"grammask experiments ({'full' if FULL else 'fast'} tier), {time.strftime('%Y-%m-%d')}; scripts/experiments.sh{' --full' if FULL else ''}", ""]
