@@ -89,6 +89,17 @@ enum Cmd {
         /// Probability of choosing EOS whenever it is allowed.
         #[arg(long, default_value_t = 0.05)]
         eos_bias: f64,
+        /// Probability of drawing the next token among the allowed single-byte
+        /// tokens only (when there are any) instead of among all allowed tokens.
+        /// Single bytes include the closing brackets, quotes and newlines, so a
+        /// positive value lets long samples return to an accepting state.
+        #[arg(long, default_value_t = 0.0)]
+        short_bias: f64,
+        /// After this many tokens, steer toward the end: EOS as soon as it is
+        /// allowed, otherwise an allowed ASCII single-byte token, preferring one
+        /// after which EOS is allowed (one-token lookahead).
+        #[arg(long)]
+        finish_after: Option<usize>,
         #[arg(long)]
         out_dir: PathBuf,
         #[arg(long)]
@@ -161,8 +172,9 @@ fn main() -> ExitCode {
         }
         Cmd::Check { store, tokenizer, compare_store, json, quiet, files_from, files } => with_list(files, files_from)
             .and_then(|files| cmd_check(&store, &tokenizer, compare_store.as_deref(), json, quiet, &files)),
-        Cmd::Generate { store, tokenizer, count, seed, max_tokens, eos_bias, out_dir, json } => {
-            cmd_generate(&store, tokenizer.as_deref(), count, seed, max_tokens, eos_bias, &out_dir, json)
+        Cmd::Generate { store, tokenizer, count, seed, max_tokens, eos_bias, short_bias, finish_after, out_dir, json } => {
+            let sampler = Sampler { max_tokens, eos_bias, short_bias, finish_after: finish_after.unwrap_or(usize::MAX) };
+            cmd_generate(&store, tokenizer.as_deref(), count, seed, &sampler, &out_dir, json)
         }
         Cmd::Masks { store, tokenizer, files_from, files } => {
             with_list(files, files_from).and_then(|files| cmd_masks(&store, &tokenizer, &files))
@@ -473,17 +485,24 @@ impl Rng {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How `generate` draws tokens (see the `Generate` options).
+struct Sampler {
+    max_tokens: usize,
+    eos_bias: f64,
+    short_bias: f64,
+    finish_after: usize,
+}
+
 fn cmd_generate(
     store: &Path,
     tokenizer: Option<&Path>,
     count: usize,
     seed: u64,
-    max_tokens: usize,
-    eos_bias: f64,
+    sampler: &Sampler,
     out_dir: &Path,
     json: bool,
 ) -> Result<bool> {
+    let Sampler { max_tokens, eos_bias, short_bias, finish_after } = *sampler;
     let store = Rc::new(load_store(store)?);
     if let Some(t) = tokenizer {
         tokenizer_for(&store, t)?;
@@ -511,10 +530,40 @@ fn cmd_generate(
                 }
             }
             let eos_ok = m.is_accepting();
-            let pick = if eos_ok && (rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t))) {
+            let finishing = n >= finish_after;
+            let pick = if eos_ok && (finishing || rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t))) {
                 eos[0]
+            } else if finishing {
+                let bytes = |t: u32| store.vocab().token_bytes(grammask::ids::TokenId(t));
+                let mut cands: Vec<u32> =
+                    allowed.iter().copied().filter(|&t| !eos.contains(&t) && bytes(t).len() == 1 && bytes(t)[0] < 0x80).collect();
+                if cands.is_empty() {
+                    cands = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
+                }
+                if cands.is_empty() {
+                    break;
+                }
+                let start = rng.below(cands.len() as u64) as usize;
+                let mut pick = cands[start];
+                for i in 0..cands.len() {
+                    let t = cands[(start + i) % cands.len()];
+                    m.commit_token(t)?;
+                    let ends = m.is_accepting();
+                    m.rollback(1)?;
+                    if ends {
+                        pick = t;
+                        break;
+                    }
+                }
+                pick
             } else {
-                let cands: Vec<u32> = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
+                let mut cands: Vec<u32> = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
+                if short_bias > 0.0 && rng.unit() < short_bias {
+                    let short: Vec<u32> = cands.iter().copied().filter(|&t| store.vocab().token_bytes(grammask::ids::TokenId(t)).len() == 1).collect();
+                    if !short.is_empty() {
+                        cands = short;
+                    }
+                }
                 if cands.is_empty() {
                     break;
                 }
