@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Wasm benchmark (issue 8, wasm part): the npm package `grammask` (Node, wasm)
+# vs @mlc-ai/web-xgrammar 0.1.27 (builtin JSON grammar) in one Node process, on
+# the same token id streams as scripts/bench-native.sh. Prints one table and
+# writes it to out/bench-wasm.txt with the date, the machine and the command.
+#
+#   bash scripts/bench-wasm.sh                       # json x llama3, qwen3; python x llama3; 3 runs
+#   RUNS=5 CASES="json-llama3 python-llama3" bash scripts/bench-wasm.sh
+#
+# Builds what is missing: the native CLI (release), the runtime npm package
+# (scripts/build-pkg.sh, runtime only), the stores (out/G-T.gmask, shared with
+# bench-native.sh; delete them to rebuild), the id streams (`grammask bench
+# --dump-ids out/ids/W-T`, regenerated each time), pkg-tests/bench/node_modules
+# (npm ci). xgrammar runs on JSON cases only (it ships no Python grammar).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+RUNS="${RUNS:-3}"
+CASES="${CASES:-json-llama3 json-qwen3 python-llama3}"
+say() { printf '[bench-wasm] %s\n' "$*" >&2; }
+export PATH="$HOME/.cargo/bin:$PATH"
+
+[ -f models/llama3/tokenizer.json ] || bash scripts/setup.sh
+say "building grammask (release)"
+cargo build --release --quiet --bin grammask
+G="${CARGO_TARGET_DIR:-target}/release/grammask"
+if [ ! -f pkg-tests/node_modules/grammask/package.json ]; then
+  [ -x pkg-tests/node_modules/.bin/wasm-opt ] || (cd pkg-tests && npm ci --no-audit --no-fund)
+  say "building the npm package (scripts/build-pkg.sh, runtime only)"
+  GRAMMASK_PKG_ONLY=runtime bash scripts/build-pkg.sh >&2
+fi
+if [ ! -d pkg-tests/bench/node_modules/@mlc-ai/web-xgrammar ]; then
+  say "npm ci in pkg-tests/bench (@mlc-ai/web-xgrammar)"
+  (cd pkg-tests/bench && npm ci --no-audit --no-fund >&2)
+fi
+mkdir -p out/ids out/workloads
+
+# Workload files (as bench-native.sh): python = stdlib modules copied from this Python.
+PYLIB="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
+rm -rf out/workloads/python && mkdir -p out/workloads/python
+i=0
+while read -r rel; do
+  [ -n "$rel" ] || continue
+  cp "$PYLIB/$rel" "out/workloads/python/$(printf '%02d' $i)-${rel//\//_}"
+  i=$((i + 1))
+done < benches/workloads/python-stdlib.txt
+
+args=()
+for c in $CASES; do
+  g="${c%-*}" tok="${c#*-}"
+  case "$g" in json) files=benches/workloads/json ;; python) files=out/workloads/python ;; *) echo "unknown case $c" >&2; exit 1 ;; esac
+  s="out/$g-$tok.gmask"
+  if [ ! -f "$s" ]; then
+    say "compiling $s"
+    "$G" compile --json --grammar "grammars/$g.lark" --tokenizer "models/$tok/tokenizer.json" -o "$s" > "out/$g-$tok.compile.json"
+  fi
+  ids="out/ids/$g-$tok"
+  rm -rf "$ids"
+  "$G" bench --store "$s" --tokenizer "models/$tok/tokenizer.json" --runs 1 --dump-ids "$ids" "$files" > /dev/null
+  spec="$c:$s:$ids"
+  [ "$g" = json ] && spec="$spec:models/$tok/tokenizer.json"
+  args+=(--case "$spec")
+done
+
+CMD="bash scripts/bench-wasm.sh (CASES=\"$CASES\" RUNS=$RUNS)"
+say "node pkg-tests/bench/bench.mjs --runs $RUNS ${args[*]}"
+table="$(node pkg-tests/bench/bench.mjs --runs "$RUNS" --json out/bench-wasm.json "${args[@]}")"
+{
+  printf 'Run of %s (%s CPUs (%s), load average at the end %s)\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
+    "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  printf 'command: %s\n\n%s\n' "$CMD" "$table"
+} | tee out/bench-wasm.txt
