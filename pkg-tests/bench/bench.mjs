@@ -84,7 +84,9 @@ function stats(times) {
   const s = Float64Array.from(times).sort();
   let sum = 0;
   for (const x of s) sum += x;
-  return { mean: sum / Math.max(1, s.length), p50: pct(s, 0.5), p90: pct(s, 0.9), p99: pct(s, 0.99), max: pct(s, 1) };
+  let over1ms = 0;
+  for (const x of s) if (x > 1000) over1ms++;
+  return { mean: sum / Math.max(1, s.length), p50: pct(s, 0.5), p90: pct(s, 0.9), p99: pct(s, 0.99), p999: pct(s, 0.999), max: pct(s, 1), over1ms };
 }
 function readStreams(dir) {
   return readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => {
@@ -205,7 +207,7 @@ function summarize(engine, c, rs) {
   const last = rs[rs.length - 1];
   return {
     case: c.label, engine, runs: rs.length, masks: last.mask.length, accepted: last.accepted, total: last.total,
-    mean: med('mean'), p50: med('p50'), p90: med('p90'), p99: med('p99'), max: med('max'),
+    mean: med('mean'), p50: med('p50'), p90: med('p90'), p99: med('p99'), p999: med('p999'), max: med('max'), over1ms: med('over1ms'),
     commit: med('commit'), load: med('load'), ttfm: med('ttfm'), rejected: last.rejected.slice(0, 20),
     rejectedCount: last.rejected.length,
   };
@@ -250,9 +252,9 @@ const sizes = wasmSizes();
 
 // ------------------------------------------------------------------ table
 const f = (x) => (x >= 1000 ? `${(x / 1000).toFixed(x >= 10000 ? 1 : 2)} ms` : `${x.toFixed(x >= 100 ? 0 : 1)} µs`);
-const head = ['case', 'engine', 'tokens acc./total', 'load / 1st mask', 'mean', 'p50', 'p90', 'p99', 'max', 'commit mean'];
+const head = ['case', 'engine', 'tokens acc./total', 'load / 1st mask', 'mean', 'p50', 'p90', 'p99', 'p99.9', 'max', '> 1 ms', 'commit mean'];
 const rows = results.map((r) => [r.case, r.engine, `${r.accepted}/${r.total}`, `${f(r.load)} / ${f(r.ttfm)}`,
-  f(r.mean), f(r.p50), f(r.p90), f(r.p99), f(r.max), f(r.commit)]);
+  f(r.mean), f(r.p50), f(r.p90), f(r.p99), f(r.p999), f(r.max), String(r.over1ms), f(r.commit)]);
 const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
 const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(' | ')} |`;
 const out = [line(head), `|${w.map((n) => '-'.repeat(n + 2)).join('|')}|`, ...rows.map(line)];
