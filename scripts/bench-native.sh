@@ -42,14 +42,7 @@ for tok in $TOKENIZERS; do
 done
 
 # Workload files.
-PYLIB="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
-rm -rf out/workloads/python && mkdir -p out/workloads/python
-i=0
-while read -r rel; do
-  [ -n "$rel" ] || continue
-  cp "$PYLIB/$rel" "out/workloads/python/$(printf '%02d' $i)-${rel//\//_}"
-  i=$((i + 1))
-done < benches/workloads/python-stdlib.txt
+bash scripts/copy-python-workloads.sh
 for g in json python; do
   d="out/workloads/gen-$g"
   if [ ! -d "$d" ]; then

@@ -36,14 +36,7 @@ fi
 mkdir -p out/ids out/workloads
 
 # Workload files (as bench-native.sh): python = stdlib modules copied from this Python.
-PYLIB="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
-rm -rf out/workloads/python && mkdir -p out/workloads/python
-i=0
-while read -r rel; do
-  [ -n "$rel" ] || continue
-  cp "$PYLIB/$rel" "out/workloads/python/$(printf '%02d' $i)-${rel//\//_}"
-  i=$((i + 1))
-done < benches/workloads/python-stdlib.txt
+bash scripts/copy-python-workloads.sh
 
 args=()
 for c in $CASES; do
