@@ -198,7 +198,7 @@ impl IncParser {
         let mut terms: Vec<TerminalId> = Vec::with_capacity(syms.len() + 4);
         for &s in syms {
             terms.clear();
-            match next.ind.layout(rules, g.events, s, &mut |_| true) {
+            match next.ind.layout(rules, g.events, s) {
                 Some(Layout::Skip) => {
                     next.ind.commit(rules, s, (0, 0));
                     continue;
@@ -247,10 +247,9 @@ fn indent_delta(terms: &[TerminalId], r: &IndentRules) -> (u32, u32) {
 }
 
 impl IndentState {
-    /// Decide what symbol `s` means for the layout, without mutating.
-    /// `stack_at(i)` is unused here (the whole stack is available); returns None
-    /// on an indentation error.
-    fn layout(&self, r: &IndentRules, ev: Events, s: Sym, _f: &mut dyn FnMut(u32) -> bool) -> Option<Layout> {
+    /// Decide what symbol `s` means for the layout, without mutating; None on
+    /// an indentation error.
+    fn layout(&self, r: &IndentRules, ev: Events, s: Sym) -> Option<Layout> {
         layout_of(r, ev, s, self.depth, self.pending, self.col, self.alt, self.stack.len(), |i| self.stack[i])
     }
 
