@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::ids::TokenId;
 use crate::parser::indent::{IncCursor, IncParser, Sym};
 use crate::store::walk::{self, NO_TARGET};
-use crate::store::{MaskStore, QId};
+use crate::store::{MaskStore, QId, VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -88,21 +88,43 @@ impl Matcher {
         // line's indentation is checked (see `parser::indent`).
         if let Some(nl) = g.indent.as_ref().map(|i| i.newline) {
             let mut start = None;
-            walk::step(walk::StepCtx::of(store), l0, NO_TARGET, b'\n', &mut |l2, z, syms| {
-                if z == nl && start.is_none() {
-                    start = Some((l2, syms.to_vec()));
-                }
-            });
+            walk::step(
+                walk::StepCtx::of(store),
+                l0,
+                NO_TARGET,
+                b'\n',
+                &mut |l2, z, syms| {
+                    if z == nl && start.is_none() {
+                        start = Some((l2, syms.to_vec()));
+                    }
+                },
+            );
             if let Some((l2, syms)) = start {
                 if let Some(q) = store.q_of(l2, nl) {
                     if parser.consume(g, &syms).is_ok() {
-                        return State { parser, configs: vec![Config { q, pending: Vec::new() }], stopped: false };
+                        return State {
+                            parser,
+                            configs: vec![Config {
+                                q,
+                                pending: Vec::new(),
+                            }],
+                            stopped: false,
+                        };
                     }
                 }
             }
         }
-        let q = store.q_of(l0, NO_TARGET).expect("store has a start position");
-        State { parser, configs: vec![Config { q, pending: Vec::new() }], stopped: false }
+        let q = store
+            .q_of(l0, NO_TARGET)
+            .expect("store has a start position");
+        State {
+            parser,
+            configs: vec![Config {
+                q,
+                pending: Vec::new(),
+            }],
+            stopped: false,
+        }
     }
 
     pub fn store(&self) -> &Rc<MaskStore> {
@@ -131,7 +153,12 @@ impl Matcher {
     pub fn fill_mask(&self, out: &mut [u32]) -> Result<()> {
         let words = self.mask_words();
         if out.len() < words {
-            return Err(crate::err!(InvalidState, "mask buffer has {} words, needs {}", out.len(), words));
+            return Err(crate::err!(
+                InvalidState,
+                "mask buffer has {} words, needs {}",
+                out.len(),
+                words
+            ));
         }
         self.fill_from(&self.state, out);
         Ok(())
@@ -162,11 +189,31 @@ impl Matcher {
             if !base.push_all(g, &c.pending) {
                 continue;
             }
+            // Beyond the paper: in a known parser context, most entries have
+            // a verdict (legal on every stack below, or on none).
+            let has_ctx = !st.ctx.is_empty();
+            let class = if !has_ctx {
+                None
+            } else {
+                base.lr_context().and_then(|(below, top, inb)| {
+                    st.ctx.class_of(below, top, inb, st.q_target[c.q as usize])
+                })
+            };
             levels.clear();
             levels.push(base);
             let mut prev: &[u32] = &[];
             let mut dead: usize = usize::MAX;
             for e in range {
+                if let Some(k) = class {
+                    match st.ctx.verdict(k, e) {
+                        VERDICT_NEVER => continue,
+                        VERDICT_ALWAYS => {
+                            st.sets.or_into(st.entry_set(e), out);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
                 let seq = st.entry_seq(e);
                 let l = prev.iter().zip(seq).take_while(|(a, b)| a == b).count();
                 if l >= dead {
@@ -176,6 +223,7 @@ impl Matcher {
                 prev = seq;
                 levels.truncate(l.min(levels.len() - 1) + 1);
                 let mut ok = true;
+                let off = st.entry_seq_start(e);
                 for k in levels.len() - 1..seq.len() {
                     let mut cur = levels[k].clone();
                     calls += 1;
@@ -185,6 +233,25 @@ impl Matcher {
                         dead = k + 1;
                         ok = false;
                         break;
+                    }
+                    // The parser's new context may decide the rest of the entry.
+                    let v = if has_ctx && k + 1 < seq.len() {
+                        st.ctx.pool_vidx[off + k]
+                    } else {
+                        crate::store::NONE
+                    };
+                    if v != crate::store::NONE {
+                        if let Some(kc) = cur
+                            .lr_context()
+                            .and_then(|(b, t, inb)| st.ctx.class_of(b, t, inb, seq[k]))
+                        {
+                            let code = st.ctx.code(kc, v);
+                            if code != VERDICT_CHECK {
+                                ok = code == VERDICT_ALWAYS;
+                                levels.push(cur);
+                                break;
+                            }
+                        }
                     }
                     levels.push(cur);
                 }
@@ -224,7 +291,11 @@ impl Matcher {
         let st = &*self.store;
         state.configs.iter().any(|c| {
             let (l, x) = st.q_parts(c.q);
-            let lexeme_ends = if x == NO_TARGET { true } else { walk::can_end(&st.lexer, l, x) };
+            let lexeme_ends = if x == NO_TARGET {
+                true
+            } else {
+                walk::can_end(&st.lexer, l, x)
+            };
             lexeme_ends && state.parser.accepts_eof(&st.grammar, &c.pending)
         })
     }
@@ -259,7 +330,12 @@ impl Matcher {
             let from = states.last().unwrap_or(&self.state);
             match self.advance(from, id) {
                 Ok(s) => states.push(s),
-                Err(e) => return Err(crate::Error::new(e.kind(), format!("token #{i} of {}: {}", ids.len(), e.message()))),
+                Err(e) => {
+                    return Err(crate::Error::new(
+                        e.kind(),
+                        format!("token #{i} of {}: {}", ids.len(), e.message()),
+                    ))
+                }
             }
         }
         for s in states {
@@ -309,7 +385,9 @@ impl Matcher {
                     only = Some((w as u32) * 32 + bits.trailing_zeros());
                 }
             }
-            let Some(t) = only.filter(|_| count == 1) else { break };
+            let Some(t) = only.filter(|_| count == 1) else {
+                break;
+            };
             match self.advance(&st, t) {
                 Ok(next) => {
                     out.push(t);
@@ -325,11 +403,18 @@ impl Matcher {
     fn advance(&self, from: &State, id: u32) -> Result<State> {
         let st = &*self.store;
         if from.stopped {
-            return Err(crate::err!(InvalidState, "the matcher is stopped (EOS was committed); reset() or rollback() first"));
+            return Err(crate::err!(
+                InvalidState,
+                "the matcher is stopped (EOS was committed); reset() or rollback() first"
+            ));
         }
         let vocab = &st.vocab;
         if id as usize >= vocab.len() {
-            return Err(crate::err!(InvalidToken, "token id {id} is out of range (vocabulary size {})", vocab.len()));
+            return Err(crate::err!(
+                InvalidToken,
+                "token id {id} is out of range (vocabulary size {})",
+                vocab.len()
+            ));
         }
         if vocab.eos_ids().contains(&TokenId(id)) {
             if self.can_end(from) {
@@ -341,7 +426,10 @@ impl Matcher {
         }
         let bytes = vocab.token_bytes(TokenId(id));
         if vocab.is_special(TokenId(id)) || bytes.is_empty() {
-            return Err(crate::err!(InvalidToken, "token {id} is a special token and is never allowed by a grammar"));
+            return Err(crate::err!(
+                InvalidToken,
+                "token {id} is a special token and is never allowed by a grammar"
+            ));
         }
         let cx = walk::StepCtx::of(st);
         // Walk the token's bytes from every configuration.
@@ -397,7 +485,11 @@ impl Matcher {
                 c.pending.drain(..k);
             }
         }
-        Ok(State { parser, configs, stopped: false })
+        Ok(State {
+            parser,
+            configs,
+            stopped: false,
+        })
     }
 
     /// Number of live configurations (for stats and tests).
@@ -410,7 +502,13 @@ fn common_prefix(cs: &[Config]) -> usize {
     let first = &cs[0].pending;
     let mut k = first.len();
     for c in &cs[1..] {
-        k = k.min(c.pending.iter().zip(first).take_while(|(a, b)| a == b).count());
+        k = k.min(
+            c.pending
+                .iter()
+                .zip(first)
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
     }
     k
 }

@@ -17,10 +17,10 @@ use crate::grammar::Cfg;
 use crate::ids::LexStateId;
 use crate::lexer::Lexer;
 use crate::parser::indent::{Grammar, IndentRules};
+use crate::time::Instant;
 use crate::vocab::trie::TokenTrie;
 use crate::vocab::Vocab;
 use std::collections::HashMap;
-use crate::time::Instant;
 
 /// Options of `grammask compile`.
 #[derive(Clone, Debug)]
@@ -67,7 +67,10 @@ pub(crate) struct SeqInterner {
 
 impl SeqInterner {
     pub fn new() -> Self {
-        SeqInterner { map: HashMap::new(), nodes: vec![(NONE, NONE)] }
+        SeqInterner {
+            map: HashMap::new(),
+            nodes: vec![(NONE, NONE)],
+        }
     }
     pub fn push(&mut self, parent: u32, sym: u32) -> u32 {
         let n = self.nodes.len() as u32;
@@ -122,15 +125,27 @@ pub fn compile(
     rep.ms_lexer = t.elapsed().as_millis() as u64;
     rep.lexer_states = lexer.n_states();
     rep.lexer_classes = lexer.n_classes();
-    progress(&format!("lexer: {} states, {} byte classes ({} ms)", lexer.n_states(), lexer.n_classes(), rep.ms_lexer));
+    progress(&format!(
+        "lexer: {} states, {} byte classes ({} ms)",
+        lexer.n_states(),
+        lexer.n_classes(),
+        rep.ms_lexer
+    ));
 
     let t = Instant::now();
     let tables = crate::parser::lalr::build_tables(cfg)?;
     rep.ms_lalr = t.elapsed().as_millis() as u64;
     rep.lr_states = tables.n_states() as usize;
-    progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
+    progress(&format!(
+        "LALR(1): {} states ({} ms)",
+        tables.n_states(),
+        rep.ms_lalr
+    ));
     let n_terms = cfg.terminals.len() as u32;
-    let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
+    let indent = cfg
+        .indent
+        .as_ref()
+        .map(|c| IndentRules::from_config(c, cfg.terminals.len()));
     let grammar = Grammar::new(tables, indent, n_terms);
 
     let t = Instant::now();
@@ -152,6 +167,7 @@ pub fn compile(
         step_counts: vec![("raw".into(), rep.raw_entries as u64)],
     };
     let t = Instant::now();
+    let mut ctx = super::streamline::ContextVerdicts::default();
     if opts.streamline {
         let sr = super::streamline::streamline(
             cfg,
@@ -161,15 +177,26 @@ pub fn compile(
             &mut raw.always,
             &super::streamline::StreamlineOptions::default(),
         );
-        for ((name, n), (_, ms)) in sr.steps.iter().zip(std::iter::once(&(String::new(), 0)).chain(sr.millis.iter().skip(1))) {
+        for ((name, n), (_, ms)) in sr
+            .steps
+            .iter()
+            .zip(std::iter::once(&(String::new(), 0)).chain(sr.millis.iter().skip(1)))
+        {
             progress(&format!("streamline: {name:<26} {n:>9} entries ({ms} ms)"));
         }
-        progress(&format!("streamline: {} interchangeable classes: {:?}", sr.interchangeable.len(), sr.interchangeable));
+        progress(&format!(
+            "streamline: {} interchangeable classes: {:?}",
+            sr.interchangeable.len(),
+            sr.interchangeable
+        ));
+        let (dft, lr, unknown) = sr.proofs;
+        progress(&format!("streamline: is_always_legal queries: {dft} proved on the DFT PDA, {lr} more on the LR automaton, {unknown} unknown"));
         info.step_counts = sr.steps;
         rep.interchangeable = sr.interchangeable;
+        ctx = sr.ctx;
     }
     rep.ms_streamline = t.elapsed().as_millis() as u64;
-    let store = assemble(lexer, grammar, vocab, info, raw);
+    let store = assemble(lexer, grammar, vocab, info, raw, &ctx);
     rep.entries = store.n_entries();
     rep.always_sets = store.n_always();
     rep.token_sets = store.sets.len();
@@ -190,8 +217,12 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
         h.write(&r.lhs.0.to_le_bytes());
         for s in &r.rhs {
             match s {
-                crate::grammar::Symbol::T(t) => h.write(&[0, t.0 as u8, (t.0 >> 8) as u8, (t.0 >> 16) as u8]),
-                crate::grammar::Symbol::N(n) => h.write(&[1, n.0 as u8, (n.0 >> 8) as u8, (n.0 >> 16) as u8]),
+                crate::grammar::Symbol::T(t) => {
+                    h.write(&[0, t.0 as u8, (t.0 >> 8) as u8, (t.0 >> 16) as u8])
+                }
+                crate::grammar::Symbol::N(n) => {
+                    h.write(&[1, n.0 as u8, (n.0 >> 8) as u8, (n.0 >> 16) as u8])
+                }
             }
         }
         h.write(&[0xff]);
@@ -204,7 +235,11 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
 }
 
 fn step_ctx<'a>(lexer: &'a Lexer, grammar: &Grammar) -> StepCtx<'a> {
-    StepCtx { lexer, events: grammar.events, newline: grammar.indent.as_ref().map_or(NONE, |i| i.newline) }
+    StepCtx {
+        lexer,
+        events: grammar.events,
+        newline: grammar.indent.as_ref().map_or(NONE, |i| i.newline),
+    }
 }
 
 /// Positions of every lexer state, in store order.
@@ -222,7 +257,12 @@ fn positions(lexer: &Lexer) -> (Vec<u32>, Vec<u32>) {
     (q_base, q_target)
 }
 
-fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut dyn FnMut(&str)) -> RawStore {
+fn walk_all(
+    lexer: &Lexer,
+    grammar: &Grammar,
+    trie: &TokenTrie,
+    progress: &mut dyn FnMut(&str),
+) -> RawStore {
     let (q_base, q_target) = positions(lexer);
     let cx = step_ctx(lexer, grammar);
     let mut seqs = SeqInterner::new();
@@ -233,7 +273,14 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
     let mut last = Instant::now();
     for l in 0..lexer.n_states() {
         for q in q_base[l]..q_base[l + 1] {
-            let map = w.walk(cx, trie, &mut seqs, l as u32, q_target[q as usize], &mut transitions);
+            let map = w.walk(
+                cx,
+                trie,
+                &mut seqs,
+                l as u32,
+                q_target[q as usize],
+                &mut transitions,
+            );
             let mut list: Vec<(Vec<u32>, Vec<u32>)> = map
                 .into_iter()
                 .map(|(sid, mut toks)| {
@@ -259,7 +306,13 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
         }
     }
     let always = vec![Vec::new(); q_target.len()];
-    RawStore { q_base, q_target, entries, always, transitions }
+    RawStore {
+        q_base,
+        q_target,
+        entries,
+        always,
+        transitions,
+    }
 }
 
 #[derive(Default)]
@@ -298,7 +351,11 @@ impl Walker {
                 let (cl, cxg, cs) = self.arena[c];
                 let arena = &mut self.arena;
                 walk::step(cx, cl, cxg, b, &mut |l2, z, syms| {
-                    let s2 = if syms.is_empty() { cs } else { seqs.extend(cs, syms) };
+                    let s2 = if syms.is_empty() {
+                        cs
+                    } else {
+                        seqs.extend(cs, syms)
+                    };
                     let item = (l2, z, s2);
                     if !arena[start..].contains(&item) {
                         arena.push(item);
@@ -334,17 +391,29 @@ pub(crate) fn trivially_legal(grammar: &Grammar, seq: &[u32]) -> bool {
 }
 
 /// Turn raw entries into the flat runtime store.
-fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: RawStore) -> MaskStore {
+fn assemble(
+    lexer: Lexer,
+    grammar: Grammar,
+    vocab: Vocab,
+    info: StoreInfo,
+    raw: RawStore,
+    ctx: &super::streamline::ContextVerdicts,
+) -> MaskStore {
     let mut sets = SetsBuilder::new(vocab.len() as u32);
     let nq = raw.q_target.len();
     let mut q_always = Vec::with_capacity(nq);
     let mut q_entries = Vec::with_capacity(2 * nq);
-    let mut shared: HashMap<Vec<(&[u32], u32)>, (u32, u32)> = HashMap::new();
+    // Lists are shared between positions; with context verdicts only between
+    // positions of the same target (an entry's verdict index is per target).
+    let mut shared: HashMap<(u32, Vec<(&[u32], u32)>), (u32, u32)> = HashMap::new();
+    let mut entry_vidx: Vec<u32> = Vec::new();
+    let mut pool_vidx: Vec<u32> = Vec::new();
     let mut entry_item = Vec::new();
     let (mut item_seq, mut seq_pool, mut item_set) = (Vec::new(), Vec::new(), Vec::new());
     let mut seq_ids: HashMap<&[u32], [u32; 2]> = HashMap::new();
     let mut item_ids: HashMap<(&[u32], u32), u32> = HashMap::new();
-    for (list, proven) in raw.entries.iter().zip(&raw.always) {
+    for ((list, proven), &x) in raw.entries.iter().zip(&raw.always).zip(&raw.q_target) {
+        let xseqs = ctx.seqs.get(&x);
         let mut always: Vec<u32> = proven.clone();
         let mut checked: Vec<(&[u32], u32)> = Vec::with_capacity(list.len());
         for (seq, toks) in list {
@@ -354,28 +423,49 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
                 checked.push((seq, sets.add(toks)));
             }
         }
-        let range = *shared.entry(checked.clone()).or_insert_with(|| {
-            let lo = entry_item.len() as u32;
-            for &(seq, set) in &checked {
-                let item = *item_ids.entry((seq, set)).or_insert_with(|| {
-                    let range = *seq_ids.entry(seq).or_insert_with(|| {
-                        seq_pool.extend_from_slice(seq);
-                        [(seq_pool.len() - seq.len()) as u32, seq_pool.len() as u32]
+        let range = *shared
+            .entry((if xseqs.is_some() { x } else { NONE }, checked.clone()))
+            .or_insert_with(|| {
+                let lo = entry_item.len() as u32;
+                for &(seq, set) in &checked {
+                    entry_vidx.push(xseqs.and_then(|m| m.get(seq)).copied().unwrap_or(NONE));
+                    let item = *item_ids.entry((seq, set)).or_insert_with(|| {
+                        let range = *seq_ids.entry(seq).or_insert_with(|| {
+                            seq_pool.extend_from_slice(seq);
+                            for k in 0..seq.len() {
+                                let rest = &seq[k + 1..];
+                                pool_vidx.push(if rest.is_empty() {
+                                    NONE
+                                } else {
+                                    ctx.seqs
+                                        .get(&seq[k])
+                                        .and_then(|m| m.get(rest))
+                                        .copied()
+                                        .unwrap_or(NONE)
+                                });
+                            }
+                            [(seq_pool.len() - seq.len()) as u32, seq_pool.len() as u32]
+                        });
+                        item_seq.extend_from_slice(&range);
+                        item_set.push(set);
+                        item_set.len() as u32 - 1
                     });
-                    item_seq.extend_from_slice(&range);
-                    item_set.push(set);
-                    item_set.len() as u32 - 1
-                });
-                entry_item.push(item);
-            }
-            (lo, entry_item.len() as u32)
-        });
+                    entry_item.push(item);
+                }
+                (lo, entry_item.len() as u32)
+            });
         q_entries.extend_from_slice(&[range.0, range.1]);
         always.sort_unstable();
         always.dedup();
-        q_always.push(if always.is_empty() { NONE } else { sets.add(&always) });
+        q_always.push(if always.is_empty() {
+            NONE
+        } else {
+            sets.add(&always)
+        });
     }
+    let ctx_table = context_table(&grammar, ctx, entry_vidx, pool_vidx);
     MaskStore {
+        ctx: ctx_table,
         lexer,
         grammar,
         vocab,
@@ -390,4 +480,47 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
         item_set,
         sets: sets.finish(),
     }
+}
+
+/// Pack [`ContextVerdicts`](super::streamline::ContextVerdicts) into the
+/// runtime table (empty when there are no classes).
+fn context_table(
+    grammar: &Grammar,
+    ctx: &super::streamline::ContextVerdicts,
+    entry_vidx: Vec<u32>,
+    pool_vidx: Vec<u32>,
+) -> super::ContextTable {
+    if ctx.classes.is_empty() {
+        return super::ContextTable::default();
+    }
+    let ns = grammar.tables.n_states() as usize;
+    let mut t = super::ContextTable {
+        entry_vidx,
+        pool_vidx,
+        ..Default::default()
+    };
+    t.ctx_off = vec![0; ns + 1];
+    for &(s, _, _) in &ctx.contexts {
+        t.ctx_off[s as usize + 1] += 1;
+    }
+    for i in 0..ns {
+        t.ctx_off[i + 1] += t.ctx_off[i];
+    }
+    // `contexts` is sorted by (top, below).
+    t.ctx_pred = ctx.contexts.iter().map(|c| c.1).collect();
+    t.ctx_class = ctx.contexts.iter().map(|c| c.2).collect();
+    t.class_off.push(0);
+    let mut n = 0usize;
+    for (x, codes) in &ctx.classes {
+        t.class_target.push(*x);
+        for &c in codes {
+            if n % 16 == 0 {
+                t.bits.push(0);
+            }
+            *t.bits.last_mut().unwrap() |= (c as u32) << (2 * (n % 16));
+            n += 1;
+        }
+        t.class_off.push(n as u32);
+    }
+    t
 }

@@ -14,13 +14,13 @@
 //! Streamlining (see `streamline`) moves more entries into `always[q]` or drops
 //! them.
 
-pub mod sets;
-pub mod walk;
 #[cfg(feature = "compiler")]
 pub mod build;
-pub mod wire;
+pub mod sets;
 #[cfg(feature = "compiler")]
 pub mod streamline;
+pub mod walk;
+pub mod wire;
 
 use crate::lexer::Lexer;
 use crate::parser::indent::Grammar;
@@ -67,6 +67,146 @@ pub struct MaskStore {
     /// Per item: its token set.
     pub(crate) item_set: Vec<u32>,
     pub(crate) sets: TokenSets,
+    /// Parser-context verdicts (streamlining beyond the paper; empty when
+    /// the store has none). See [`ContextTable`].
+    pub(crate) ctx: ContextTable,
+}
+
+/// Verdicts of checked entries in a *parser context*: the two top states
+/// `(t, s)` of the LR stack, where `s` was entered by the position's target
+/// terminal `X`, and whether the layout is inside brackets (where it drops
+/// newlines). For such a context, an entry's sequence may be proven legal
+/// on every stack below (`VERDICT_ALWAYS`: no parser call), on none
+/// (`VERDICT_NEVER`: skipped), or neither (`VERDICT_CHECK`). Contexts of one
+/// target with identical verdict rows share a *class*.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextTable {
+    /// Per LR state `s`: its contexts are `ctx_off[s]..ctx_off[s+1]` (empty
+    /// table: no contexts at all).
+    pub(crate) ctx_off: Vec<u32>,
+    /// Per context: `2 * (state below s) + (inside brackets)` (sorted within
+    /// `s`), and its class.
+    pub(crate) ctx_pred: Vec<u32>,
+    pub(crate) ctx_class: Vec<u32>,
+    /// Per class: its target terminal, and its codes at
+    /// `class_off[k]..class_off[k+1]` (2 bits per code, 16 per word of `bits`).
+    pub(crate) class_target: Vec<u32>,
+    pub(crate) class_off: Vec<u32>,
+    pub(crate) bits: Vec<u32>,
+    /// Per stored entry: its code index within its target's classes (`NONE`:
+    /// always checked).
+    pub(crate) entry_vidx: Vec<u32>,
+    /// Parallel to `seq_pool`: for symbol `Y = seq[k]`, the code index of the
+    /// rest `seq[k+1..]` within `Y`'s classes (`NONE`: none). Once the matcher
+    /// has fed `seq[..=k]`, the parser's new context may decide the rest.
+    pub(crate) pool_vidx: Vec<u32>,
+}
+
+pub const VERDICT_CHECK: u32 = 0;
+pub const VERDICT_ALWAYS: u32 = 1;
+pub const VERDICT_NEVER: u32 = 2;
+
+impl ContextTable {
+    pub fn is_empty(&self) -> bool {
+        self.class_target.is_empty()
+    }
+    pub fn n_classes(&self) -> usize {
+        self.class_target.len()
+    }
+    /// Number of parser contexts with a class.
+    pub fn ctx_pred_len(&self) -> usize {
+        self.ctx_pred.len()
+    }
+    /// Number of verdict codes over all classes.
+    pub fn n_codes(&self) -> usize {
+        self.class_off.last().copied().unwrap_or(0) as usize
+    }
+    /// The class of context `(below, top, inside brackets)` for target `x`, if any.
+    #[inline]
+    pub fn class_of(&self, below: u32, top: u32, in_brackets: bool, x: u32) -> Option<u32> {
+        let lo = *self.ctx_off.get(top as usize)? as usize;
+        let hi = *self.ctx_off.get(top as usize + 1)? as usize;
+        let key = below.checked_mul(2)? | in_brackets as u32;
+        let i = self.ctx_pred[lo..hi].binary_search(&key).ok()?;
+        let k = self.ctx_class[lo + i];
+        (self.class_target[k as usize] == x).then_some(k)
+    }
+    /// The verdict of stored entry `e` in class `k`.
+    #[inline]
+    pub fn verdict(&self, k: u32, e: usize) -> u32 {
+        self.code(k, self.entry_vidx[e])
+    }
+    /// The verdict of code index `v` in class `k`.
+    #[inline]
+    pub fn code(&self, k: u32, v: u32) -> u32 {
+        let (lo, hi) = (self.class_off[k as usize], self.class_off[k as usize + 1]);
+        if v == NONE || v >= hi - lo {
+            return VERDICT_CHECK;
+        }
+        let i = (lo + v) as usize;
+        (self.bits[i / 16] >> (2 * (i % 16))) & 3
+    }
+    fn validate(
+        &self,
+        n_states: usize,
+        n_entries: usize,
+        n_terms: u32,
+        pool_len: usize,
+    ) -> Result<(), String> {
+        if self.is_empty() {
+            let none = self.ctx_off.is_empty()
+                && self.ctx_pred.is_empty()
+                && self.ctx_class.is_empty()
+                && self.class_off.is_empty()
+                && self.bits.is_empty()
+                && self.entry_vidx.is_empty()
+                && self.pool_vidx.is_empty();
+            return if none {
+                Ok(())
+            } else {
+                Err("context table without classes".into())
+            };
+        }
+        let nk = self.class_target.len();
+        if self.ctx_off.len() != n_states + 1
+            || self.ctx_off[0] != 0
+            || self.ctx_off.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err("context index does not match the LR states".into());
+        }
+        let nc = *self.ctx_off.last().unwrap() as usize;
+        if self.ctx_pred.len() != nc || self.ctx_class.len() != nc {
+            return Err("context lists have the wrong length".into());
+        }
+        for s in 0..n_states {
+            let p = &self.ctx_pred[self.ctx_off[s] as usize..self.ctx_off[s + 1] as usize];
+            if p.windows(2).any(|w| w[0] >= w[1]) || p.iter().any(|&t| (t / 2) as usize >= n_states)
+            {
+                return Err(format!("contexts of LR state {s} are not sorted states"));
+            }
+        }
+        if self.ctx_class.iter().any(|&k| k as usize >= nk)
+            || self.class_target.iter().any(|&x| x >= n_terms)
+        {
+            return Err("a context points to a missing class".into());
+        }
+        if self.class_off.len() != nk + 1
+            || self.class_off[0] != 0
+            || self.class_off.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err("class index is inconsistent".into());
+        }
+        if (*self.class_off.last().unwrap() as usize).div_ceil(16) != self.bits.len() {
+            return Err("verdict bits have the wrong length".into());
+        }
+        if self.bits.iter().any(|&w| (w & (w >> 1) & 0x5555_5555) != 0) {
+            return Err("a verdict code is out of range".into());
+        }
+        if self.entry_vidx.len() != n_entries || self.pool_vidx.len() != pool_len {
+            return Err("verdict indices have the wrong length".into());
+        }
+        Ok(())
+    }
 }
 
 impl MaskStore {
@@ -94,11 +234,17 @@ impl MaskStore {
     }
     /// Checked entries (not counting the always-allowed sets).
     pub fn n_entries(&self) -> usize {
-        self.q_entries.chunks_exact(2).map(|r| (r[1] - r[0]) as usize).sum()
+        self.q_entries
+            .chunks_exact(2)
+            .map(|r| (r[1] - r[0]) as usize)
+            .sum()
     }
     /// Checked entries actually stored (positions with equal lists share them).
     pub fn n_stored_entries(&self) -> usize {
         self.entry_item.len()
+    }
+    pub fn context_table(&self) -> &ContextTable {
+        &self.ctx
     }
     pub fn n_always(&self) -> usize {
         self.q_always.iter().filter(|&&s| s != NONE).count()
@@ -138,6 +284,12 @@ impl MaskStore {
         &self.seq_pool[self.item_seq[2 * i] as usize..self.item_seq[2 * i + 1] as usize]
     }
 
+    /// Where entry `e`'s sequence starts in the sequence pool.
+    #[inline]
+    pub fn entry_seq_start(&self, e: usize) -> usize {
+        self.item_seq[2 * self.entry_item[e] as usize] as usize
+    }
+
     #[inline]
     pub fn entry_set(&self, e: usize) -> u32 {
         self.item_set[self.entry_item[e] as usize]
@@ -169,7 +321,10 @@ impl MaskStore {
         let nq = self.q_target.len();
         let ne = self.entry_item.len();
         let ni = self.item_set.len();
-        if self.q_base.len() != nl + 1 || self.q_base[0] != 0 || *self.q_base.last().unwrap() as usize != nq {
+        if self.q_base.len() != nl + 1
+            || self.q_base[0] != 0
+            || *self.q_base.last().unwrap() as usize != nq
+        {
             return Err("position index does not match the lexer".into());
         }
         if self.q_base.windows(2).any(|w| w[0] > w[1]) {
@@ -182,7 +337,11 @@ impl MaskStore {
                 return Err(format!("targets of lexer state {l} are not sorted"));
             }
             for &x in t {
-                if x != NONE && !self.lexer.can_complete(crate::ids::LexStateId(l as u32), crate::ids::TerminalId(x)) {
+                if x != NONE
+                    && !self
+                        .lexer
+                        .can_complete(crate::ids::LexStateId(l as u32), crate::ids::TerminalId(x))
+                {
                     return Err(format!("lexer state {l} has an impossible target {x}"));
                 }
             }
@@ -190,7 +349,11 @@ impl MaskStore {
         if self.q_always.len() != nq || self.q_entries.len() != 2 * nq {
             return Err("per-position tables have the wrong length".into());
         }
-        if self.q_entries.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > ne) {
+        if self
+            .q_entries
+            .chunks_exact(2)
+            .any(|w| w[0] > w[1] || w[1] as usize > ne)
+        {
             return Err("entry index is inconsistent".into());
         }
         if self.entry_item.iter().any(|&i| i as usize >= ni) {
@@ -199,14 +362,30 @@ impl MaskStore {
         if self.item_seq.len() != 2 * ni {
             return Err("sequence index has the wrong length".into());
         }
-        if self.item_seq.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > self.seq_pool.len()) {
+        if self
+            .item_seq
+            .chunks_exact(2)
+            .any(|w| w[0] > w[1] || w[1] as usize > self.seq_pool.len())
+        {
             return Err("sequence index is inconsistent".into());
         }
-        if self.seq_pool.iter().any(|&s| s >= alpha || s == self.grammar.n_terminals) {
+        if self
+            .seq_pool
+            .iter()
+            .any(|&s| s >= alpha || s == self.grammar.n_terminals)
+        {
             return Err("a sequence holds an unknown symbol".into());
         }
+        self.ctx.validate(
+            self.grammar.tables.n_states() as usize,
+            ne,
+            self.grammar.n_terminals,
+            self.seq_pool.len(),
+        )?;
         let ns = self.sets.len() as u32;
-        if self.q_always.iter().any(|&s| s != NONE && s >= ns) || self.item_set.iter().any(|&s| s >= ns) {
+        if self.q_always.iter().any(|&s| s != NONE && s >= ns)
+            || self.item_set.iter().any(|&s| s >= ns)
+        {
             return Err("an entry points to a missing token set".into());
         }
         self.sets.validate(self.vocab.len() as u32)?;

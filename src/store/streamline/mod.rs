@@ -2,6 +2,7 @@
 //! Mask Store Streamlining"): grammar analyses ([`analysis`]) and their use
 //! on the store's entries.
 pub mod analysis;
+pub mod lr;
 
 use crate::grammar::Cfg;
 use crate::ids::TerminalId;
@@ -16,11 +17,17 @@ pub struct StreamlineOptions {
     pub max_stack: usize,
     /// The same for terminal pairs (there are few, so they can afford more).
     pub max_stack_pairs: usize,
+    /// Compute parser-context verdicts (beyond the paper).
+    pub contexts: bool,
 }
 
 impl Default for StreamlineOptions {
     fn default() -> Self {
-        StreamlineOptions { max_stack: 8, max_stack_pairs: 8 }
+        StreamlineOptions {
+            max_stack: 8,
+            max_stack_pairs: 8,
+            contexts: true,
+        }
     }
 }
 
@@ -33,6 +40,175 @@ pub struct StreamlineReport {
     pub steps: Vec<(String, u64)>,
     pub interchangeable: Vec<Vec<String>>,
     pub millis: Vec<(String, u64)>,
+    /// Distinct `is_always_legal` queries: (proved on the DFT PDA, proved on
+    /// the LR automaton only, unknown).
+    pub proofs: (u64, u64, u64),
+    /// Parser-context verdicts of the remaining entries (beyond the paper).
+    pub ctx: ContextVerdicts,
+}
+
+/// Verdicts per parser context, before assembly into a
+/// [`ContextTable`](crate::store::ContextTable).
+#[derive(Clone, Debug, Default)]
+pub struct ContextVerdicts {
+    /// Per class: its target and its codes (`VERDICT_*`), one per sequence
+    /// of the target (in the order of `seqs[target]`).
+    pub classes: Vec<(u32, Vec<u8>)>,
+    /// `(top state, 2 * state below + inside brackets, class)`, sorted.
+    pub contexts: Vec<(u32, u32, u32)>,
+    /// Per target: the index of each of its sequences.
+    pub seqs: HashMap<u32, HashMap<Vec<u32>, u32>>,
+}
+
+/// Beyond the paper: for every target `X` and every parser context `(t, s)`
+/// (`s` entered by shifting `X`, `t` any state with an edge into `s`), the
+/// verdict of each remaining clean sequence of `X`'s positions, from the LR
+/// exploration ([`lr::LrProver::verdict_in`]). Contexts of `X` with equal
+/// verdict rows share a class. Returns the table and the expected number of
+/// checked entries per (position, context) over all positions (contexts
+/// weighted equally), the "entries" of this step.
+fn context_verdicts(
+    grammar: &Grammar,
+    targets: &[u32],
+    entries: &[Entries],
+    clean_target: &dyn Fn(u32) -> bool,
+    clean_seq: &dyn Fn(&[u32]) -> bool,
+    newline: u32,
+) -> (ContextVerdicts, u64) {
+    use crate::store::{VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
+    // Clean sequences, and clean sequences followed by the `%indent` newline
+    // (trailing indentation events are already stripped).
+    let eligible = |s: &[u32]| {
+        clean_seq(s)
+            || (s.last() == Some(&newline) && (s.len() == 1 || clean_seq(&s[..s.len() - 1])))
+    };
+    let lr = lr::LrProver::new(&grammar.tables, 16);
+    let bracket: Vec<i8> = grammar
+        .indent
+        .as_ref()
+        .map_or(Vec::new(), |r| r.bracket.clone());
+    // Without `%indent` the layout never tracks brackets.
+    let depths: &[bool] = if grammar.indent.is_some() {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    let mut per_x: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
+    for (q, list) in entries.iter().enumerate() {
+        let x = targets[q];
+        if clean_target(x) {
+            let v = per_x.entry(x).or_default();
+            v.extend(
+                list.iter()
+                    .filter(|(s, _)| eligible(s))
+                    .map(|(s, _)| s.clone()),
+            );
+        }
+        // The rest of a sequence after each clean terminal Y in it, for Y's
+        // contexts (the matcher looks them up once it has fed Y).
+        for (s, _) in list {
+            for k in 0..s.len().saturating_sub(1) {
+                if clean_target(s[k]) && eligible(&s[k + 1..]) {
+                    per_x.entry(s[k]).or_default().push(s[k + 1..].to_vec());
+                }
+            }
+        }
+    }
+    let mut out = ContextVerdicts::default();
+    // Per target: fraction of its contexts that must check each sequence.
+    let mut check_frac: HashMap<u32, HashMap<Vec<u32>, f64>> = HashMap::new();
+    for (x, mut seqs) in per_x {
+        seqs.sort();
+        seqs.dedup();
+        let ctxs: Vec<(u32, u32, bool)> = lr
+            .entered_by(TerminalId(x))
+            .iter()
+            .flat_map(|&s0| lr.preds(s0).iter().map(move |&t| (s0, t)))
+            .flat_map(|(s0, t)| depths.iter().map(move |&d| (s0, t, d)))
+            .collect();
+        if seqs.is_empty() || ctxs.is_empty() {
+            continue;
+        }
+        let mut rows: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut checks = vec![0u32; seqs.len()];
+        for &(s0, t, inb) in &ctxs {
+            let row: Vec<u8> = seqs
+                .iter()
+                .map(|s| {
+                    let v = lr.verdict_in(t, s0, s);
+                    let code = |v: lr::Verdict| {
+                        if v.good {
+                            VERDICT_ALWAYS
+                        } else if !v.possible {
+                            VERDICT_NEVER
+                        } else {
+                            VERDICT_CHECK
+                        }
+                    };
+                    if s.last() == Some(&newline) {
+                        // The layout feeds the trailing newline to the parser
+                        // at bracket depth 0 and drops it inside brackets.
+                        let c = &s[..s.len() - 1];
+                        let v1 = lr.verdict_in(t, s0, c);
+                        let (mut d, mut low) = (0i32, 0i32);
+                        for &y in c {
+                            d += bracket.get(y as usize).copied().unwrap_or(0) as i32;
+                            low = low.min(d);
+                        }
+                        // Depth after `c` (the layout saturates at 0): known
+                        // from depth 0 when `c` never closes below it; from
+                        // depth >= 1, at least 1 when `c` closes at most one
+                        // level below its start and ends no lower.
+                        let fed = if !inb && low == 0 {
+                            Some(d == 0)
+                        } else if inb && low >= -1 && d >= 0 {
+                            Some(false)
+                        } else {
+                            None // only agreeing readings decide
+                        };
+                        return match fed {
+                            Some(true) => code(v),
+                            Some(false) => code(v1),
+                            None if !v1.possible && !v1.good => VERDICT_NEVER,
+                            None if v1.good && v.good => VERDICT_ALWAYS,
+                            None => VERDICT_CHECK,
+                        } as u8;
+                    }
+                    code(v) as u8
+                })
+                .collect();
+            for (c, &v) in checks.iter_mut().zip(&row) {
+                *c += (v as u32 == VERDICT_CHECK) as u32;
+            }
+            let next = out.classes.len() as u32;
+            let k = *rows.entry(row.clone()).or_insert_with(|| {
+                out.classes.push((x, row));
+                next
+            });
+            out.contexts.push((s0, 2 * t + inb as u32, k));
+        }
+        lr.clear_memo();
+        let f = check_frac.entry(x).or_default();
+        for (s, c) in seqs.iter().zip(&checks) {
+            f.insert(s.clone(), *c as f64 / ctxs.len() as f64);
+        }
+        out.seqs.insert(
+            x,
+            seqs.into_iter()
+                .enumerate()
+                .map(|(i, s)| (s, i as u32))
+                .collect(),
+        );
+    }
+    out.contexts.sort_unstable();
+    let mut expected = 0f64;
+    for (q, list) in entries.iter().enumerate() {
+        let f = check_frac.get(&targets[q]);
+        for (s, _) in list {
+            expected += f.and_then(|f| f.get(s)).copied().unwrap_or(1.0);
+        }
+    }
+    (out, expected.round() as u64)
 }
 
 /// Streamline every position's entries in place.
@@ -61,21 +237,29 @@ pub fn streamline(
     opts: &StreamlineOptions,
 ) -> StreamlineReport {
     let t0 = crate::time::Instant::now();
-    let an = Analysis::new(cfg);
+    let an = Analysis::new(cfg).with_lr(&grammar.tables);
     let newline = grammar.indent.as_ref().map_or(u32::MAX, |i| i.newline);
     let n_terms = cfg.terminals.len() as u32;
     let clean_target = |x: u32| x < n_terms && x != newline && !cfg.terminals[x as usize].ignored;
     let clean_seq = |s: &[u32]| !s.is_empty() && s.iter().all(|&y| y < n_terms && y != newline);
     // The part of a sequence before its first newline or event: the layout
     // feeds it unchanged, so "never legal" reasoning applies to it.
-    let clean_prefix = |s: &[u32]| -> usize { s.iter().position(|&y| y >= n_terms || y == newline).unwrap_or(s.len()) };
+    let clean_prefix = |s: &[u32]| -> usize {
+        s.iter()
+            .position(|&y| y >= n_terms || y == newline)
+            .unwrap_or(s.len())
+    };
     let count = |e: &[Entries]| e.iter().map(|v| v.len() as u64).sum::<u64>();
     let mut rep = StreamlineReport::default();
     rep.steps.push(("raw".into(), count(entries)));
     rep.interchangeable = an
         .interchangeable_classes()
         .iter()
-        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].display_name()).collect())
+        .map(|c| {
+            c.iter()
+                .map(|t| cfg.terminals[t.index()].display_name())
+                .collect()
+        })
         .collect();
     let terms = |s: &[u32]| -> Vec<TerminalId> { s.iter().map(|&y| TerminalId(y)).collect() };
     let mut millis = vec![("analysis".to_string(), t0.elapsed().as_millis() as u64)];
@@ -114,7 +298,8 @@ pub fn streamline(
             let p = &s[..clean_prefix(s)];
             p.is_empty()
                 || (an.successor(TerminalId(x), TerminalId(p[0]))
-                    && p.windows(2).all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
+                    && p.windows(2)
+                        .all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
         });
     }
     rep.steps.push(("2 successor graph".into(), count(entries)));
@@ -163,15 +348,40 @@ pub fn streamline(
                 merge(list);
             }
         }
-        let name = if step == 3 { "3 pairs always/never" } else { "4 sequences always/never" };
+        let name = if step == 3 {
+            "3 pairs always/never"
+        } else {
+            "4 sequences always/never"
+        };
         rep.steps.push((name.into(), count(entries)));
         millis.push((name.into(), t.elapsed().as_millis() as u64));
     }
+    // Beyond the paper: verdicts per parser context.
+    let t = crate::time::Instant::now();
+    drop(cache);
+    if opts.contexts {
+        let (cv, expected) = context_verdicts(
+            grammar,
+            targets,
+            entries,
+            &clean_target,
+            &clean_seq,
+            newline,
+        );
+        rep.steps
+            .push(("5 beyond: parser contexts".into(), expected));
+        rep.ctx = cv;
+    }
+    millis.push((
+        "5 beyond: parser contexts".into(),
+        t.elapsed().as_millis() as u64,
+    ));
     for a in always.iter_mut() {
         a.sort_unstable();
         a.dedup();
     }
     rep.millis = millis;
+    rep.proofs = an.proof_counts();
     rep
 }
 
@@ -183,9 +393,19 @@ enum Verdict {
     Truncate(usize),
 }
 
-fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, opts: &StreamlineOptions) -> Verdict {
+fn verdict(
+    an: &Analysis,
+    x: u32,
+    s: &[TerminalId],
+    step: u32,
+    opts: &StreamlineOptions,
+) -> Verdict {
     let x = TerminalId(x);
-    let max_stack = if step == 3 { opts.max_stack_pairs } else { opts.max_stack };
+    let max_stack = if step == 3 {
+        opts.max_stack_pairs
+    } else {
+        opts.max_stack
+    };
     if step == 3 {
         // Pair facts only: (X, Y1) and adjacent pairs (Yi, Yi+1).
         if s.len() == 1 {
