@@ -1504,12 +1504,73 @@ mod tests {
         }
     }
 
+    /// The LR-automaton prover and the parser-context verdicts
+    /// (`super::super::lr`) against the enumerated prefixes: a proof of
+    /// "always" / a context verdict must hold for every real prefix.
+    fn check_lr(cfg: &Cfg) {
+        let Ok(tables) = crate::parser::lalr::build_tables(cfg) else {
+            return; // not LALR(1): nothing to check
+        };
+        let nt = cfg.terminals.len();
+        let o = Oracle::new(cfg);
+        let (lp, _) = o.lang(nt, BOUND);
+        let lr = super::super::lr::LrProver::new(&tables, 16);
+        let cat = |a: &[u32], b: &[u32]| a.iter().chain(b).copied().collect::<Vec<u32>>();
+        // Top two LR states after each enumerated prefix.
+        let ctx: Vec<(&Vec<u32>, Option<(u32, u32)>)> = lp
+            .iter()
+            .map(|p| {
+                let mut ps = crate::parser::LrParser::new(&tables);
+                let terms: Vec<TerminalId> = p.iter().map(|&t| TerminalId(t)).collect();
+                ps.consume(&tables, &terms).expect("an enumerated prefix parses");
+                let st: Vec<u32> = ps.states().map(|s| s.0).take(2).collect();
+                (p, (st.len() == 2).then(|| (st[1], st[0])))
+            })
+            .collect();
+        for s in sequences(nt, 3) {
+            let ts: Vec<TerminalId> = s.iter().map(|&t| TerminalId(t)).collect();
+            for x in 0..nt as u32 {
+                if lr.is_always_legal(TerminalId(x), &ts) {
+                    for p in lp.iter().filter(|p| p.last() == Some(&x) && p.len() + s.len() <= BOUND) {
+                        assert!(lp.contains(&cat(p, &s)), "LR always_legal({x}, {s:?}) but {:?} ∉ Lp", cat(p, &s));
+                    }
+                }
+            }
+            for (p, c) in &ctx {
+                let (Some((below, top)), true) = (c, p.len() + s.len() <= BOUND) else { continue };
+                let v = lr.verdict_in(*below, *top, &s);
+                let inside = lp.contains(&cat(p, &s));
+                assert!(!(v.good && !inside), "context ({below}, {top}) good for {s:?} but {:?} ∉ Lp", cat(p, &s));
+                assert!(!(!v.possible && inside), "context ({below}, {top}) never for {s:?} but {:?} ∈ Lp", cat(p, &s));
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
         #[test]
         fn soundness_on_random_grammars(cfg in grammar_strategy()) {
             check_grammar(&cfg);
         }
+
+        #[test]
+        fn lr_prover_soundness_on_random_grammars(cfg in grammar_strategy()) {
+            check_lr(&cfg);
+        }
+    }
+
+    #[test]
+    fn lr_prover_needs_no_left_factoring() {
+        // `( )` and `( NAME )` as separate alternatives: the DFT exploration
+        // cannot prove that `(` may be followed by NAME; the LR one can.
+        let cfg = g("s: A LPAR RPAR | A LPAR NAME RPAR | B LPAR NAME RPAR");
+        let a = Analysis::new(&cfg);
+        let t = ts(&cfg, "LPAR NAME");
+        assert!(!a.is_always_legal(t[0], &t[1..], MAX_STACK));
+        let a = Analysis::new(&cfg).with_lr(&crate::parser::lalr::build_tables(&cfg).unwrap());
+        assert!(a.is_always_legal(t[0], &t[1..], MAX_STACK));
+        let (dft, lr, _) = a.proof_counts();
+        assert_eq!((dft, lr), (0, 1));
     }
 
     #[test]
