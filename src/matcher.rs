@@ -225,6 +225,23 @@ impl Matcher {
                 let mut ok = true;
                 let off = st.entry_seq_start(e);
                 for k in levels.len() - 1..seq.len() {
+                    // After `seq[..k]`, the parser's context may decide the
+                    // rest of the entry (also when resuming a shared prefix).
+                    if k > 0 && has_ctx {
+                        let v = st.ctx.pool_vidx[off + k - 1];
+                        if v != crate::store::NONE {
+                            let kc = levels[k]
+                                .lr_context()
+                                .and_then(|(b, t, inb)| st.ctx.class_of(b, t, inb, seq[k - 1]));
+                            if let Some(kc) = kc {
+                                let code = st.ctx.code(kc, v);
+                                if code != VERDICT_CHECK {
+                                    ok = code == VERDICT_ALWAYS;
+                                    break;
+                                }
+                            }
+                        }
+                    }
                     let mut cur = levels[k].clone();
                     calls += 1;
                     first += (k == 0) as u64;
@@ -233,25 +250,6 @@ impl Matcher {
                         dead = k + 1;
                         ok = false;
                         break;
-                    }
-                    // The parser's new context may decide the rest of the entry.
-                    let v = if has_ctx && k + 1 < seq.len() {
-                        st.ctx.pool_vidx[off + k]
-                    } else {
-                        crate::store::NONE
-                    };
-                    if v != crate::store::NONE {
-                        if let Some(kc) = cur
-                            .lr_context()
-                            .and_then(|(b, t, inb)| st.ctx.class_of(b, t, inb, seq[k]))
-                        {
-                            let code = st.ctx.code(kc, v);
-                            if code != VERDICT_CHECK {
-                                ok = code == VERDICT_ALWAYS;
-                                levels.push(cur);
-                                break;
-                            }
-                        }
                     }
                     levels.push(cur);
                 }
