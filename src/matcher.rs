@@ -192,12 +192,11 @@ impl Matcher {
             // Beyond the paper: in a known parser context, most entries have
             // a verdict (legal on every stack below, or on none).
             let has_ctx = !st.ctx.is_empty();
+            let newline = g.indent.as_ref().map_or(crate::store::NONE, |r| r.newline);
             let class = if !has_ctx {
                 None
             } else {
-                base.lr_context().and_then(|(below, top, inb)| {
-                    st.ctx.class_of(below, top, inb, st.q_target[c.q as usize])
-                })
+                base.context().and_then(|(below, top, mode)| st.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
             };
             levels.clear();
             levels.push(base);
@@ -230,9 +229,10 @@ impl Matcher {
                     if k > 0 && has_ctx {
                         let v = st.ctx.pool_vidx[off + k - 1];
                         if v != crate::store::NONE {
-                            let kc = levels[k]
-                                .lr_context()
-                                .and_then(|(b, t, inb)| st.ctx.class_of(b, t, inb, seq[k - 1]));
+                            // After an event or a newline, the rest is looked up
+                            // among the sequences that follow a newline.
+                            let y = if g.events.is_event(seq[k - 1]) { newline } else { seq[k - 1] };
+                            let kc = levels[k].context().and_then(|(b, t, mode)| st.ctx.class_of(b, t, mode, y));
                             if let Some(kc) = kc {
                                 let code = st.ctx.code(kc, v);
                                 if code != VERDICT_CHECK {

@@ -39,6 +39,12 @@ use std::rc::Rc;
 /// A lexer-level symbol: a terminal id, `$END`, or an indentation event.
 pub type Sym = u32;
 
+/// Modes of [`IncCursor::context`].
+pub const MODE_DIRECT: u32 = 0;
+pub const MODE_IN_BRACKETS: u32 = 1;
+pub const MODE_PENDING_SAME: u32 = 2;
+pub const MODE_PENDING_INDENT: u32 = 3;
+
 /// The ids of the four indentation events for a grammar with `n` terminals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Events {
@@ -474,15 +480,31 @@ impl<'a> IncCursor<'a> {
         }
     }
 
-    /// The context `(state below the top, top state, inside brackets)` when
-    /// the next terminal would go straight to the LR parser (no indentation
-    /// pending); `None` otherwise.
+    /// The parser context `(state below the top, top state, mode)` that
+    /// decides how the next real terminal reaches the LR parser:
+    /// - [`MODE_DIRECT`]: straight to the parser, at bracket depth 0;
+    /// - [`MODE_IN_BRACKETS`]: straight to the parser, inside brackets (the
+    ///   layout drops newlines there);
+    /// - [`MODE_PENDING_SAME`]: after a newline, at the current block's column
+    ///   (no INDENT/DEDENT);
+    /// - [`MODE_PENDING_INDENT`]: after a newline, deeper (one INDENT first).
+    ///
+    /// `None` when the next terminal would dedent or be rejected by the
+    /// layout (inconsistent tabs), or the stack has a single state.
     #[inline]
-    pub fn lr_context(&self) -> Option<(u32, u32, bool)> {
-        if self.pending {
-            return None;
+    pub fn context(&self) -> Option<(u32, u32, u32)> {
+        let (b, t) = self.lr.top2()?;
+        if !self.pending {
+            return Some((b, t, if self.depth > 0 { MODE_IN_BRACKETS } else { MODE_DIRECT }));
         }
-        self.lr.top2().map(|(b, t)| (b, t, self.depth > 0))
+        let (top, top_alt) = self.stack_at(self.stack_len() - 1);
+        if self.col == top && self.alt == top_alt {
+            Some((b, t, MODE_PENDING_SAME))
+        } else if self.col > top && self.alt > top_alt && self.n_pushed < self.pushed.len() {
+            Some((b, t, MODE_PENDING_INDENT))
+        } else {
+            None
+        }
     }
 
     /// Feed one lexer-level symbol. False if it is rejected (the cursor is

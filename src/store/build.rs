@@ -408,6 +408,7 @@ fn assemble(
     let mut shared: HashMap<(u32, Vec<(&[u32], u32)>), (u32, u32)> = HashMap::new();
     let mut entry_vidx: Vec<u32> = Vec::new();
     let mut pool_vidx: Vec<u32> = Vec::new();
+    let newline = grammar.indent.as_ref().map_or(NONE, |r| r.newline);
     let mut entry_item = Vec::new();
     let (mut item_seq, mut seq_pool, mut item_set) = (Vec::new(), Vec::new(), Vec::new());
     let mut seq_ids: HashMap<&[u32], [u32; 2]> = HashMap::new();
@@ -437,8 +438,10 @@ fn assemble(
                                 pool_vidx.push(if rest.is_empty() {
                                     NONE
                                 } else {
+                                    // After an event, the rest follows a newline.
+                                    let y = if grammar.events.is_event(seq[k]) { newline } else { seq[k] };
                                     ctx.seqs
-                                        .get(&seq[k])
+                                        .get(&y)
                                         .and_then(|m| m.get(rest))
                                         .copied()
                                         .unwrap_or(NONE)

@@ -74,8 +74,10 @@ pub struct MaskStore {
 
 /// Verdicts of checked entries in a *parser context*: the two top states
 /// `(t, s)` of the LR stack, where `s` was entered by the position's target
-/// terminal `X`, and whether the layout is inside brackets (where it drops
-/// newlines). For such a context, an entry's sequence may be proven legal
+/// terminal `X`, and the layout's mode (see
+/// [`crate::parser::indent::IncCursor::context`]). For the `%indent` newline
+/// terminal `X`, the entries are the sequences that follow a newline (from
+/// their first real terminal on), in the pending modes. For such a context, an entry's sequence may be proven legal
 /// on every stack below (`VERDICT_ALWAYS`: no parser call), on none
 /// (`VERDICT_NEVER`: skipped), or neither (`VERDICT_CHECK`). Contexts of one
 /// target with identical verdict rows share a *class*.
@@ -84,8 +86,8 @@ pub struct ContextTable {
     /// Per LR state `s`: its contexts are `ctx_off[s]..ctx_off[s+1]` (empty
     /// table: no contexts at all).
     pub(crate) ctx_off: Vec<u32>,
-    /// Per context: `2 * (state below s) + (inside brackets)` (sorted within
-    /// `s`), and its class.
+    /// Per context: `4 * (state below s) + mode` (sorted within `s`), and its
+    /// class.
     pub(crate) ctx_pred: Vec<u32>,
     pub(crate) ctx_class: Vec<u32>,
     /// Per class: its target terminal, and its codes at
@@ -97,7 +99,8 @@ pub struct ContextTable {
     /// always checked).
     pub(crate) entry_vidx: Vec<u32>,
     /// Parallel to `seq_pool`: for symbol `Y = seq[k]`, the code index of the
-    /// rest `seq[k+1..]` within `Y`'s classes (`NONE`: none). Once the matcher
+    /// rest `seq[k+1..]` within `Y`'s classes (`NONE`: none); for an
+    /// indentation event or the newline terminal, within the newline's. Once the matcher
     /// has fed `seq[..=k]`, the parser's new context may decide the rest.
     pub(crate) pool_vidx: Vec<u32>,
 }
@@ -121,12 +124,13 @@ impl ContextTable {
     pub fn n_codes(&self) -> usize {
         self.class_off.last().copied().unwrap_or(0) as usize
     }
-    /// The class of context `(below, top, inside brackets)` for target `x`, if any.
+    /// The class of context `(below, top, mode)` for target `x`, if any
+    /// (mode: [`crate::parser::indent::IncCursor::context`]).
     #[inline]
-    pub fn class_of(&self, below: u32, top: u32, in_brackets: bool, x: u32) -> Option<u32> {
+    pub fn class_of(&self, below: u32, top: u32, mode: u32, x: u32) -> Option<u32> {
         let lo = *self.ctx_off.get(top as usize)? as usize;
         let hi = *self.ctx_off.get(top as usize + 1)? as usize;
-        let key = below.checked_mul(2)? | in_brackets as u32;
+        let key = below.checked_mul(4)? | (mode & 3);
         let i = self.ctx_pred[lo..hi].binary_search(&key).ok()?;
         let k = self.ctx_class[lo + i];
         (self.class_target[k as usize] == x).then_some(k)
@@ -180,7 +184,7 @@ impl ContextTable {
         }
         for s in 0..n_states {
             let p = &self.ctx_pred[self.ctx_off[s] as usize..self.ctx_off[s + 1] as usize];
-            if p.windows(2).any(|w| w[0] >= w[1]) || p.iter().any(|&t| (t / 2) as usize >= n_states)
+            if p.windows(2).any(|w| w[0] >= w[1]) || p.iter().any(|&t| (t / 4) as usize >= n_states)
             {
                 return Err(format!("contexts of LR state {s} are not sorted states"));
             }

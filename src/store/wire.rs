@@ -57,7 +57,8 @@
 //! plain u32 arrays, FNV checksums. Version 2: narrow arrays, deduplicated
 //! lexer rows, entry items and sequences, token lengths instead of offsets,
 //! list16 / not-list16 token sets, 64-bit checksums. Version 3: section `CTXV`
-//! (parser-context verdicts).
+//! (parser-context verdicts). Version 4: contexts keyed by layout mode
+//! (`4 * below + mode`, pending-newline modes) instead of a bracket bit.
 //!
 //! ## Safety
 //! [`MaskStore::from_bytes`] never panics and never reads out of bounds: every
@@ -73,7 +74,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub const MAGIC: &[u8; 8] = b"GRAMMASK";
 pub const ENDIAN_MARK: u32 = 0x0102_0304;
 /// Bump on any format change.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The sections, in blob order.
 pub const SECTION_TAGS: [&[u8; 4]; 8] = [
     b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"CTXV", b"SETS", b"INFO",

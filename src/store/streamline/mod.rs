@@ -54,7 +54,7 @@ pub struct ContextVerdicts {
     /// Per class: its target and its codes (`VERDICT_*`), one per sequence
     /// of the target (in the order of `seqs[target]`).
     pub classes: Vec<(u32, Vec<u8>)>,
-    /// `(top state, 2 * state below + inside brackets, class)`, sorted.
+    /// `(top state, 4 * state below + mode, class)`, sorted.
     pub contexts: Vec<(u32, u32, u32)>,
     /// Per target: the index of each of its sequences.
     pub seqs: HashMap<u32, HashMap<Vec<u32>, u32>>,
@@ -75,41 +75,41 @@ fn context_verdicts(
     clean_seq: &dyn Fn(&[u32]) -> bool,
     newline: u32,
 ) -> (ContextVerdicts, u64) {
+    use crate::parser::indent::{MODE_DIRECT, MODE_IN_BRACKETS, MODE_PENDING_INDENT, MODE_PENDING_SAME};
     use crate::store::{VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
     // Clean sequences, and clean sequences followed by the `%indent` newline
     // (trailing indentation events are already stripped).
     let eligible = |s: &[u32]| {
-        clean_seq(s)
-            || (s.last() == Some(&newline) && (s.len() == 1 || clean_seq(&s[..s.len() - 1])))
+        clean_seq(s) || (s.last() == Some(&newline) && (s.len() == 1 || clean_seq(&s[..s.len() - 1])))
     };
+    // A sequence that follows a pending newline: a real terminal first.
+    let after_nl = |s: &[u32]| s.first().is_some_and(|&y| clean_target(y)) && eligible(s);
+    let n_terms = grammar.n_terminals;
     let lr = lr::LrProver::new(&grammar.tables, 16);
-    let bracket: Vec<i8> = grammar
-        .indent
-        .as_ref()
-        .map_or(Vec::new(), |r| r.bracket.clone());
+    let bracket: Vec<i8> = grammar.indent.as_ref().map_or(Vec::new(), |r| r.bracket.clone());
+    let indent = grammar.indent.as_ref().map_or(u32::MAX, |r| r.indent);
     // Without `%indent` the layout never tracks brackets.
-    let depths: &[bool] = if grammar.indent.is_some() {
-        &[false, true]
-    } else {
-        &[false]
-    };
+    let modes: &[u32] = if grammar.indent.is_some() { &[MODE_DIRECT, MODE_IN_BRACKETS] } else { &[MODE_DIRECT] };
     let mut per_x: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
     for (q, list) in entries.iter().enumerate() {
         let x = targets[q];
         if clean_target(x) {
             let v = per_x.entry(x).or_default();
-            v.extend(
-                list.iter()
-                    .filter(|(s, _)| eligible(s))
-                    .map(|(s, _)| s.clone()),
-            );
+            v.extend(list.iter().filter(|(s, _)| eligible(s)).map(|(s, _)| s.clone()));
+        } else if x == newline && newline != u32::MAX {
+            let v = per_x.entry(x).or_default();
+            v.extend(list.iter().filter(|(s, _)| after_nl(s)).map(|(s, _)| s.clone()));
         }
         // The rest of a sequence after each clean terminal Y in it, for Y's
-        // contexts (the matcher looks them up once it has fed Y).
+        // contexts (the matcher looks them up once it has fed Y); after an
+        // indentation event or a newline, for the newline's.
         for (s, _) in list {
             for k in 0..s.len().saturating_sub(1) {
-                if clean_target(s[k]) && eligible(&s[k + 1..]) {
-                    per_x.entry(s[k]).or_default().push(s[k + 1..].to_vec());
+                let rest = &s[k + 1..];
+                if clean_target(s[k]) && eligible(rest) {
+                    per_x.entry(s[k]).or_default().push(rest.to_vec());
+                } else if newline != u32::MAX && (s[k] == newline || s[k] > n_terms) && after_nl(rest) {
+                    per_x.entry(newline).or_default().push(rest.to_vec());
                 }
             }
         }
@@ -120,36 +120,48 @@ fn context_verdicts(
     for (x, mut seqs) in per_x {
         seqs.sort();
         seqs.dedup();
-        let ctxs: Vec<(u32, u32, bool)> = lr
+        // After a newline the layout is pending: only the modes where the
+        // next terminal keeps the block or opens one are decided here.
+        let modes: &[u32] = if x == newline { &[MODE_PENDING_SAME, MODE_PENDING_INDENT] } else { modes };
+        let ctxs: Vec<(u32, u32, u32)> = lr
             .entered_by(TerminalId(x))
             .iter()
             .flat_map(|&s0| lr.preds(s0).iter().map(move |&t| (s0, t)))
-            .flat_map(|(s0, t)| depths.iter().map(move |&d| (s0, t, d)))
+            .flat_map(|(s0, t)| modes.iter().map(move |&m| (s0, t, m)))
             .collect();
         if seqs.is_empty() || ctxs.is_empty() {
             continue;
         }
         let mut rows: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut checks = vec![0u32; seqs.len()];
-        for &(s0, t, inb) in &ctxs {
+        for &(s0, t, mode) in &ctxs {
+            let inb = mode == MODE_IN_BRACKETS;
+            // What the LR parser is fed for `s`: INDENT first when pending deeper.
+            let lr_seq = |s: &[u32]| -> Vec<u32> {
+                if mode == MODE_PENDING_INDENT {
+                    std::iter::once(indent).chain(s.iter().copied()).collect()
+                } else {
+                    s.to_vec()
+                }
+            };
+            let code = |v: lr::Verdict| {
+                if v.good {
+                    VERDICT_ALWAYS
+                } else if !v.possible {
+                    VERDICT_NEVER
+                } else {
+                    VERDICT_CHECK
+                }
+            };
             let row: Vec<u8> = seqs
                 .iter()
                 .map(|s| {
-                    let v = lr.verdict_in(t, s0, s);
-                    let code = |v: lr::Verdict| {
-                        if v.good {
-                            VERDICT_ALWAYS
-                        } else if !v.possible {
-                            VERDICT_NEVER
-                        } else {
-                            VERDICT_CHECK
-                        }
-                    };
+                    let v = lr.verdict_in(t, s0, &lr_seq(s));
                     if s.last() == Some(&newline) {
                         // The layout feeds the trailing newline to the parser
                         // at bracket depth 0 and drops it inside brackets.
                         let c = &s[..s.len() - 1];
-                        let v1 = lr.verdict_in(t, s0, c);
+                        let v1 = lr.verdict_in(t, s0, &lr_seq(c));
                         let (mut d, mut low) = (0i32, 0i32);
                         for &y in c {
                             d += bracket.get(y as usize).copied().unwrap_or(0) as i32;
@@ -185,25 +197,21 @@ fn context_verdicts(
                 out.classes.push((x, row));
                 next
             });
-            out.contexts.push((s0, 2 * t + inb as u32, k));
+            out.contexts.push((s0, 4 * t + mode, k));
         }
         lr.clear_memo();
         let f = check_frac.entry(x).or_default();
         for (s, c) in seqs.iter().zip(&checks) {
             f.insert(s.clone(), *c as f64 / ctxs.len() as f64);
         }
-        out.seqs.insert(
-            x,
-            seqs.into_iter()
-                .enumerate()
-                .map(|(i, s)| (s, i as u32))
-                .collect(),
-        );
+        out.seqs.insert(x, seqs.into_iter().enumerate().map(|(i, s)| (s, i as u32)).collect());
     }
     out.contexts.sort_unstable();
     let mut expected = 0f64;
     for (q, list) in entries.iter().enumerate() {
-        let f = check_frac.get(&targets[q]);
+        // Positions after a newline keep their full count: their dedent
+        // contexts have no verdicts.
+        let f = if clean_target(targets[q]) { check_frac.get(&targets[q]) } else { None };
         for (s, _) in list {
             expected += f.and_then(|f| f.get(s)).copied().unwrap_or(1.0);
         }
