@@ -88,43 +88,21 @@ impl Matcher {
         // line's indentation is checked (see `parser::indent`).
         if let Some(nl) = g.indent.as_ref().map(|i| i.newline) {
             let mut start = None;
-            walk::step(
-                walk::StepCtx::of(store),
-                l0,
-                NO_TARGET,
-                b'\n',
-                &mut |l2, z, syms| {
-                    if z == nl && start.is_none() {
-                        start = Some((l2, syms.to_vec()));
-                    }
-                },
-            );
+            walk::step(walk::StepCtx::of(store), l0, NO_TARGET, b'\n', &mut |l2, z, syms| {
+                if z == nl && start.is_none() {
+                    start = Some((l2, syms.to_vec()));
+                }
+            });
             if let Some((l2, syms)) = start {
                 if let Some(q) = store.q_of(l2, nl) {
                     if parser.consume(g, &syms).is_ok() {
-                        return State {
-                            parser,
-                            configs: vec![Config {
-                                q,
-                                pending: Vec::new(),
-                            }],
-                            stopped: false,
-                        };
+                        return State { parser, configs: vec![Config { q, pending: Vec::new() }], stopped: false };
                     }
                 }
             }
         }
-        let q = store
-            .q_of(l0, NO_TARGET)
-            .expect("store has a start position");
-        State {
-            parser,
-            configs: vec![Config {
-                q,
-                pending: Vec::new(),
-            }],
-            stopped: false,
-        }
+        let q = store.q_of(l0, NO_TARGET).expect("store has a start position");
+        State { parser, configs: vec![Config { q, pending: Vec::new() }], stopped: false }
     }
 
     pub fn store(&self) -> &Rc<MaskStore> {
@@ -153,12 +131,7 @@ impl Matcher {
     pub fn fill_mask(&self, out: &mut [u32]) -> Result<()> {
         let words = self.mask_words();
         if out.len() < words {
-            return Err(crate::err!(
-                InvalidState,
-                "mask buffer has {} words, needs {}",
-                out.len(),
-                words
-            ));
+            return Err(crate::err!(InvalidState, "mask buffer has {} words, needs {}", out.len(), words));
         }
         self.fill_from(&self.state, out);
         Ok(())
@@ -289,11 +262,7 @@ impl Matcher {
         let st = &*self.store;
         state.configs.iter().any(|c| {
             let (l, x) = st.q_parts(c.q);
-            let lexeme_ends = if x == NO_TARGET {
-                true
-            } else {
-                walk::can_end(&st.lexer, l, x)
-            };
+            let lexeme_ends = if x == NO_TARGET { true } else { walk::can_end(&st.lexer, l, x) };
             lexeme_ends && state.parser.accepts_eof(&st.grammar, &c.pending)
         })
     }
@@ -328,12 +297,7 @@ impl Matcher {
             let from = states.last().unwrap_or(&self.state);
             match self.advance(from, id) {
                 Ok(s) => states.push(s),
-                Err(e) => {
-                    return Err(crate::Error::new(
-                        e.kind(),
-                        format!("token #{i} of {}: {}", ids.len(), e.message()),
-                    ))
-                }
+                Err(e) => return Err(crate::Error::new(e.kind(), format!("token #{i} of {}: {}", ids.len(), e.message()))),
             }
         }
         for s in states {
@@ -383,9 +347,7 @@ impl Matcher {
                     only = Some((w as u32) * 32 + bits.trailing_zeros());
                 }
             }
-            let Some(t) = only.filter(|_| count == 1) else {
-                break;
-            };
+            let Some(t) = only.filter(|_| count == 1) else { break };
             match self.advance(&st, t) {
                 Ok(next) => {
                     out.push(t);
@@ -401,18 +363,11 @@ impl Matcher {
     fn advance(&self, from: &State, id: u32) -> Result<State> {
         let st = &*self.store;
         if from.stopped {
-            return Err(crate::err!(
-                InvalidState,
-                "the matcher is stopped (EOS was committed); reset() or rollback() first"
-            ));
+            return Err(crate::err!(InvalidState, "the matcher is stopped (EOS was committed); reset() or rollback() first"));
         }
         let vocab = &st.vocab;
         if id as usize >= vocab.len() {
-            return Err(crate::err!(
-                InvalidToken,
-                "token id {id} is out of range (vocabulary size {})",
-                vocab.len()
-            ));
+            return Err(crate::err!(InvalidToken, "token id {id} is out of range (vocabulary size {})", vocab.len()));
         }
         if vocab.eos_ids().contains(&TokenId(id)) {
             if self.can_end(from) {
@@ -424,10 +379,7 @@ impl Matcher {
         }
         let bytes = vocab.token_bytes(TokenId(id));
         if vocab.is_special(TokenId(id)) || bytes.is_empty() {
-            return Err(crate::err!(
-                InvalidToken,
-                "token {id} is a special token and is never allowed by a grammar"
-            ));
+            return Err(crate::err!(InvalidToken, "token {id} is a special token and is never allowed by a grammar"));
         }
         let cx = walk::StepCtx::of(st);
         // Walk the token's bytes from every configuration.
@@ -483,11 +435,7 @@ impl Matcher {
                 c.pending.drain(..k);
             }
         }
-        Ok(State {
-            parser,
-            configs,
-            stopped: false,
-        })
+        Ok(State { parser, configs, stopped: false })
     }
 
     /// Number of live configurations (for stats and tests).
@@ -500,13 +448,7 @@ fn common_prefix(cs: &[Config]) -> usize {
     let first = &cs[0].pending;
     let mut k = first.len();
     for c in &cs[1..] {
-        k = k.min(
-            c.pending
-                .iter()
-                .zip(first)
-                .take_while(|(a, b)| a == b)
-                .count(),
-        );
+        k = k.min(c.pending.iter().zip(first).take_while(|(a, b)| a == b).count());
     }
     k
 }

@@ -12,11 +12,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(
-    name = "grammask",
-    version,
-    about = "Grammar-constrained decoding: compile grammars into token mask stores"
-)]
+#[command(name = "grammask", version, about = "Grammar-constrained decoding: compile grammars into token mask stores")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -176,108 +172,27 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Parse {
-            grammar,
-            start,
-            json,
-            quiet,
-            files_from,
-            files,
-        } => with_list(files, files_from)
+        Cmd::Parse { grammar, start, json, quiet, files_from, files } => with_list(files, files_from)
             .and_then(|files| cmd_parse(&grammar, start.as_deref(), json, quiet, &files)),
-        Cmd::Compile {
-            grammar,
-            tokenizer,
-            out,
-            eos,
-            start,
-            no_streamline,
-            json,
-        } => cmd_compile(
-            &grammar,
-            &tokenizer,
-            &out,
-            eos.as_deref(),
-            start.as_deref(),
-            !no_streamline,
-            json,
-        ),
-        Cmd::Check {
-            store,
-            tokenizer,
-            compare_store,
-            json,
-            quiet,
-            files_from,
-            files,
-        } => with_list(files, files_from).and_then(|files| {
-            cmd_check(
-                &store,
-                &tokenizer,
-                compare_store.as_deref(),
-                json,
-                quiet,
-                &files,
-            )
-        }),
-        Cmd::Generate {
-            store,
-            tokenizer,
-            count,
-            seed,
-            max_tokens,
-            eos_bias,
-            short_bias,
-            finish_after,
-            out_dir,
-            json,
-        } => {
-            let sampler = Sampler {
-                max_tokens,
-                eos_bias,
-                short_bias,
-                finish_after: finish_after.unwrap_or(usize::MAX),
-            };
-            cmd_generate(
-                &store,
-                tokenizer.as_deref(),
-                count,
-                seed,
-                &sampler,
-                &out_dir,
-                json,
-            )
+        Cmd::Compile { grammar, tokenizer, out, eos, start, no_streamline, json } => {
+            cmd_compile(&grammar, &tokenizer, &out, eos.as_deref(), start.as_deref(), !no_streamline, json)
         }
-        Cmd::Masks {
-            store,
-            tokenizer,
-            files_from,
-            files,
-        } => with_list(files, files_from).and_then(|files| cmd_masks(&store, &tokenizer, &files)),
-        Cmd::Stats {
-            store,
-            json,
-            dump_target,
-        } => cmd_stats(&store, json, dump_target.as_deref()),
-        Cmd::Bench {
-            store,
-            tokenizer,
-            json,
-            runs,
-            warmup,
-            token_ids,
-            dump_ids,
-            files_from,
-            files,
-        } => with_list(files, files_from).and_then(|files| {
-            let opts = BenchOptions {
-                runs,
-                warmup,
-                json,
-                dump_ids,
-            };
-            cmd_bench(&store, tokenizer.as_deref(), &files, &token_ids, &opts)
-        }),
+        Cmd::Check { store, tokenizer, compare_store, json, quiet, files_from, files } => with_list(files, files_from)
+            .and_then(|files| cmd_check(&store, &tokenizer, compare_store.as_deref(), json, quiet, &files)),
+        Cmd::Generate { store, tokenizer, count, seed, max_tokens, eos_bias, short_bias, finish_after, out_dir, json } => {
+            let sampler = Sampler { max_tokens, eos_bias, short_bias, finish_after: finish_after.unwrap_or(usize::MAX) };
+            cmd_generate(&store, tokenizer.as_deref(), count, seed, &sampler, &out_dir, json)
+        }
+        Cmd::Masks { store, tokenizer, files_from, files } => {
+            with_list(files, files_from).and_then(|files| cmd_masks(&store, &tokenizer, &files))
+        }
+        Cmd::Stats { store, json, dump_target } => cmd_stats(&store, json, dump_target.as_deref()),
+        Cmd::Bench { store, tokenizer, json, runs, warmup, token_ids, dump_ids, files_from, files } => {
+            with_list(files, files_from).and_then(|files| {
+                let opts = BenchOptions { runs, warmup, json, dump_ids };
+                cmd_bench(&store, tokenizer.as_deref(), &files, &token_ids, &opts)
+            })
+        }
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -292,11 +207,7 @@ fn main() -> ExitCode {
 fn with_list(mut files: Vec<PathBuf>, list: Option<PathBuf>) -> Result<Vec<PathBuf>> {
     if let Some(l) = list {
         let text = String::from_utf8_lossy(&read(&l)?).into_owned();
-        files.extend(
-            text.lines()
-                .filter(|s| !s.trim().is_empty())
-                .map(PathBuf::from),
-        );
+        files.extend(text.lines().filter(|s| !s.trim().is_empty()).map(PathBuf::from));
     }
     Ok(files)
 }
@@ -312,11 +223,8 @@ fn expand(files: &[PathBuf]) -> Vec<PathBuf> {
         if f.is_dir() {
             let mut stack = vec![f.clone()];
             while let Some(d) = stack.pop() {
-                let Ok(rd) = std::fs::read_dir(&d) else {
-                    continue;
-                };
-                let mut entries: Vec<PathBuf> =
-                    rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                let Ok(rd) = std::fs::read_dir(&d) else { continue };
+                let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
                 entries.sort();
                 for p in entries {
                     if p.is_dir() {
@@ -333,13 +241,7 @@ fn expand(files: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-fn cmd_parse(
-    grammar: &Path,
-    start: Option<&str>,
-    json: bool,
-    quiet: bool,
-    files: &[PathBuf],
-) -> Result<bool> {
+fn cmd_parse(grammar: &Path, start: Option<&str>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
     let cfg = grammask::grammar::lark::load_grammar_file(grammar, start)?;
     let rec = Recognizer::new(cfg)?;
     let files = expand(files);
@@ -354,11 +256,7 @@ fn cmd_parse(
         bytes += text.len();
         let _ = match (&r, json) {
             (Ok(()), true) => writeln!(out, "{}", serde_json::json!({"file": f, "ok": true})),
-            (Err(e), true) => writeln!(
-                out,
-                "{}",
-                serde_json::json!({"file": f, "ok": false, "error": e})
-            ),
+            (Err(e), true) => writeln!(out, "{}", serde_json::json!({"file": f, "ok": false, "error": e})),
             (Ok(()), false) if !quiet => writeln!(out, "{}: ok", f.display()),
             (Ok(()), false) => Ok(()),
             (Err(e), false) => writeln!(out, "{}:{e}", f.display()),
@@ -367,19 +265,9 @@ fn cmd_parse(
     }
     let mbs = bytes as f64 / 1e6 / secs.max(1e-9);
     if json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::json!({"summary": {"files": files.len(), "accepted": ok, "bytes": bytes, "seconds": secs, "mb_per_s": mbs}})
-        );
+        let _ = writeln!(out, "{}", serde_json::json!({"summary": {"files": files.len(), "accepted": ok, "bytes": bytes, "seconds": secs, "mb_per_s": mbs}}));
     } else {
-        let _ = writeln!(
-            out,
-            "{ok}/{} files accepted, {:.1} MB in {:.2} s ({mbs:.1} MB/s)",
-            files.len(),
-            bytes as f64 / 1e6,
-            secs
-        );
+        let _ = writeln!(out, "{ok}/{} files accepted, {:.1} MB in {:.2} s ({mbs:.1} MB/s)", files.len(), bytes as f64 / 1e6, secs);
     }
     Ok(ok == files.len())
 }
@@ -402,32 +290,20 @@ fn cmd_compile(
             eprintln!("[{:7.2}s] {m}", t0.elapsed().as_secs_f64());
         }
     };
-    progress(&format!(
-        "grammar: {} terminals, {} rules; vocabulary: {} tokens",
-        cfg.terminals.len(),
-        cfg.rules.len(),
-        vocab.len()
-    ));
+    progress(&format!("grammar: {} terminals, {} rules; vocabulary: {} tokens", cfg.terminals.len(), cfg.rules.len(), vocab.len()));
     let opts = grammask::store::build::CompileOptions { streamline };
     let (store, rep) = grammask::store::build::compile(&cfg, vocab, &opts, &mut progress)?;
     let blob = store.to_bytes();
-    std::fs::write(out, &blob)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out.display())))?;
+    std::fs::write(out, &blob).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out.display())))?;
     // Read it back through the runtime loader, as the wasm build will.
     let back = MaskStore::from_bytes(&blob)?;
     if back.to_bytes() != blob {
-        return Err(Error::new(
-            ErrorKind::BlobCorrupt,
-            "internal error: blob does not round-trip",
-        ));
+        return Err(Error::new(ErrorKind::BlobCorrupt, "internal error: blob does not round-trip"));
     }
     let secs = t0.elapsed().as_secs_f64();
     let peak = peak_rss_mb();
     if json {
-        println!(
-            "{}",
-            serde_json::json!({"report": rep, "bytes": blob.len(), "seconds": secs, "peak_rss_mb": peak, "out": out})
-        );
+        println!("{}", serde_json::json!({"report": rep, "bytes": blob.len(), "seconds": secs, "peak_rss_mb": peak, "out": out}));
     } else {
         println!(
             "terminals {}, rules {}, lexer states {}, LR states {}, positions {}, token transitions {}, store entries {} (raw {}), always sets {}, token sets {}, {} bytes, {:.1} s, peak RSS {} MB -> {}",
@@ -447,8 +323,7 @@ fn peak_rss_mb() -> Option<u64> {
 
 fn load_store(path: &Path) -> Result<MaskStore> {
     let bytes = read(path)?;
-    MaskStore::from_bytes(&bytes)
-        .map_err(|e| Error::new(e.kind(), format!("{}: {}", path.display(), e.message())))
+    MaskStore::from_bytes(&bytes).map_err(|e| Error::new(e.kind(), format!("{}: {}", path.display(), e.message())))
 }
 
 /// Load the tokenizer and make sure the store was built for it.
@@ -458,34 +333,20 @@ fn tokenizer_for(store: &MaskStore, path: &Path) -> Result<tokenizers::Tokenizer
     if vocab.fingerprint() != store.vocab().fingerprint() {
         return Err(Error::new(
             ErrorKind::BlobTokenizer,
-            format!(
-                "the store was built for another tokenizer than {}",
-                path.display()
-            ),
+            format!("the store was built for another tokenizer than {}", path.display()),
         ));
     }
-    tokenizers::Tokenizer::from_file(path)
-        .map_err(|e| Error::new(ErrorKind::Tokenizer, format!("{}: {e}", path.display())))
+    tokenizers::Tokenizer::from_file(path).map_err(|e| Error::new(ErrorKind::Tokenizer, format!("{}: {e}", path.display())))
 }
 
-fn cmd_check(
-    store: &Path,
-    tokenizer: &Path,
-    compare: Option<&Path>,
-    json: bool,
-    quiet: bool,
-    files: &[PathBuf],
-) -> Result<bool> {
+fn cmd_check(store: &Path, tokenizer: &Path, compare: Option<&Path>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
     let store = Rc::new(load_store(store)?);
     let tok = tokenizer_for(&store, tokenizer)?;
     let other = match compare {
         Some(p) => {
             let o = Rc::new(load_store(p)?);
             if o.vocab().fingerprint() != store.vocab().fingerprint() {
-                return Err(Error::new(
-                    ErrorKind::BlobTokenizer,
-                    "the two stores were built for different tokenizers",
-                ));
+                return Err(Error::new(ErrorKind::BlobTokenizer, "the two stores were built for different tokenizers"));
             }
             Some(o)
         }
@@ -502,9 +363,7 @@ fn cmd_check(
             println!("{}: skipped (not UTF-8)", f.display());
             continue;
         };
-        let enc = tok
-            .encode(s.as_str(), false)
-            .map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
+        let enc = tok.encode(s.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
         let ids = enc.get_ids();
         let mut m = Matcher::new(store.clone());
         let mut mo = other.as_ref().map(|o| Matcher::new(o.clone()));
@@ -520,10 +379,7 @@ fn cmd_check(
             }
             tokens += 1;
             if m1[(id >> 5) as usize] >> (id & 31) & 1 == 0 {
-                file_viol = Some(format!(
-                    "token #{i} (id {id}, {:?}) not in mask",
-                    String::from_utf8_lossy(store.vocab().token_bytes(grammask::ids::TokenId(id)))
-                ));
+                file_viol = Some(format!("token #{i} (id {id}, {:?}) not in mask", String::from_utf8_lossy(store.vocab().token_bytes(grammask::ids::TokenId(id)))));
                 violations += 1;
                 break;
             }
@@ -545,12 +401,7 @@ fn cmd_check(
                     file_diff += 1;
                 }
             }
-            eos_ok = store
-                .vocab()
-                .eos_ids()
-                .iter()
-                .all(|t| m1[t.index() >> 5] >> (t.0 & 31) & 1 == 1)
-                && m.is_accepting();
+            eos_ok = store.vocab().eos_ids().iter().all(|t| m1[t.index() >> 5] >> (t.0 & 31) & 1 == 1) && m.is_accepting();
             if !eos_ok {
                 file_viol = Some("EOS not allowed at the end".into());
                 violations += 1;
@@ -561,40 +412,22 @@ fn cmd_check(
         diffs += file_diff;
         accepted += (eos_ok && file_viol.is_none()) as usize;
         if json {
-            println!(
-                "{}",
-                serde_json::json!({"file": f, "tokens": ids.len(), "ok": file_viol.is_none(), "error": file_viol, "mask_diffs": file_diff})
-            );
+            println!("{}", serde_json::json!({"file": f, "tokens": ids.len(), "ok": file_viol.is_none(), "error": file_viol, "mask_diffs": file_diff}));
         } else if file_viol.is_some() || file_diff > 0 || !quiet {
-            println!(
-                "{}: {} tokens, {}{}",
-                f.display(),
-                ids.len(),
-                file_viol.as_deref().unwrap_or("ok"),
-                if other.is_some() {
-                    format!(", {file_diff} mask differences")
-                } else {
-                    String::new()
-                }
-            );
+            println!("{}: {} tokens, {}{}", f.display(), ids.len(), file_viol.as_deref().unwrap_or("ok"),
+                if other.is_some() { format!(", {file_diff} mask differences") } else { String::new() });
         }
     }
     let per_tok = calls as f64 / tokens.max(1) as f64;
     if json {
-        println!(
-            "{}",
-            serde_json::json!({"summary": {"tokens": tokens, "violations": violations, "accepted": accepted, "files": files.len(), "mask_diffs": diffs, "parser_calls_per_token": per_tok, "compare_parser_calls_per_token": calls_other as f64 / tokens.max(1) as f64}})
-        );
+        println!("{}", serde_json::json!({"summary": {"tokens": tokens, "violations": violations, "accepted": accepted, "files": files.len(), "mask_diffs": diffs, "parser_calls_per_token": per_tok, "compare_parser_calls_per_token": calls_other as f64 / tokens.max(1) as f64}}));
     } else {
         if other.is_some() {
             println!("masks compared at {} positions: {diffs} differences; parser calls/token {:.2} vs {:.2}", tokens + files.len() as u64, per_tok, calls_other as f64 / tokens.max(1) as f64);
         } else {
             println!("parser calls/token {per_tok:.2}");
         }
-        println!(
-            "{tokens} tokens, {violations} violations, {accepted}/{} files accepted",
-            files.len()
-        );
+        println!("{tokens} tokens, {violations} violations, {accepted}/{} files accepted", files.len());
     }
     Ok(violations == 0 && diffs == 0)
 }
@@ -615,12 +448,8 @@ fn cmd_masks(store: &Path, tokenizer: &Path, files: &[PathBuf]) -> Result<bool> 
     let mut mask = vec![0u32; store.mask_words()];
     let mut all_ok = true;
     for f in expand(files) {
-        let Ok(text) = String::from_utf8(read(&f)?) else {
-            continue;
-        };
-        let enc = tok
-            .encode(text.as_str(), false)
-            .map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
+        let Ok(text) = String::from_utf8(read(&f)?) else { continue };
+        let enc = tok.encode(text.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
         let ids = enc.get_ids();
         let mut m = Matcher::new(store.clone());
         let mut hashes = Vec::with_capacity(ids.len() + 1);
@@ -637,18 +466,10 @@ fn cmd_masks(store: &Path, tokenizer: &Path, files: &[PathBuf]) -> Result<bool> 
         if violation.is_none() {
             m.fill_mask(&mut mask)?;
             hashes.push(mask_hash(&mask));
-            eos_ok = m.is_accepting()
-                && store
-                    .vocab()
-                    .eos_ids()
-                    .iter()
-                    .all(|t| mask[t.index() >> 5] >> (t.0 & 31) & 1 == 1);
+            eos_ok = m.is_accepting() && store.vocab().eos_ids().iter().all(|t| mask[t.index() >> 5] >> (t.0 & 31) & 1 == 1);
         }
         all_ok &= violation.is_none() && eos_ok;
-        println!(
-            "{}",
-            serde_json::json!({"file": f, "ids": ids, "hashes": hashes, "violation": violation, "eos_ok": eos_ok})
-        );
+        println!("{}", serde_json::json!({"file": f, "ids": ids, "hashes": hashes, "violation": violation, "eos_ok": eos_ok}));
     }
     Ok(all_ok)
 }
@@ -688,18 +509,12 @@ fn cmd_generate(
     out_dir: &Path,
     json: bool,
 ) -> Result<bool> {
-    let Sampler {
-        max_tokens,
-        eos_bias,
-        short_bias,
-        finish_after,
-    } = *sampler;
+    let Sampler { max_tokens, eos_bias, short_bias, finish_after } = *sampler;
     let store = Rc::new(load_store(store)?);
     if let Some(t) = tokenizer {
         tokenizer_for(&store, t)?;
     }
-    std::fs::create_dir_all(out_dir)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out_dir.display())))?;
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out_dir.display())))?;
     let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
     let mut rng = Rng(seed);
     let mut mask = vec![0u32; store.mask_words()];
@@ -723,23 +538,14 @@ fn cmd_generate(
             }
             let eos_ok = m.is_accepting();
             let finishing = n >= finish_after;
-            let pick = if eos_ok
-                && (finishing || rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t)))
-            {
+            let pick = if eos_ok && (finishing || rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t))) {
                 eos[0]
             } else if finishing {
                 let bytes = |t: u32| store.vocab().token_bytes(grammask::ids::TokenId(t));
-                let mut cands: Vec<u32> = allowed
-                    .iter()
-                    .copied()
-                    .filter(|&t| !eos.contains(&t) && bytes(t).len() == 1 && bytes(t)[0] < 0x80)
-                    .collect();
+                let mut cands: Vec<u32> =
+                    allowed.iter().copied().filter(|&t| !eos.contains(&t) && bytes(t).len() == 1 && bytes(t)[0] < 0x80).collect();
                 if cands.is_empty() {
-                    cands = allowed
-                        .iter()
-                        .copied()
-                        .filter(|t| !eos.contains(t))
-                        .collect();
+                    cands = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
                 }
                 if cands.is_empty() {
                     break;
@@ -758,19 +564,9 @@ fn cmd_generate(
                 }
                 pick
             } else {
-                let mut cands: Vec<u32> = allowed
-                    .iter()
-                    .copied()
-                    .filter(|t| !eos.contains(t))
-                    .collect();
+                let mut cands: Vec<u32> = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
                 if short_bias > 0.0 && rng.unit() < short_bias {
-                    let short: Vec<u32> = cands
-                        .iter()
-                        .copied()
-                        .filter(|&t| {
-                            store.vocab().token_bytes(grammask::ids::TokenId(t)).len() == 1
-                        })
-                        .collect();
+                    let short: Vec<u32> = cands.iter().copied().filter(|&t| store.vocab().token_bytes(grammask::ids::TokenId(t)).len() == 1).collect();
                     if !short.is_empty() {
                         cands = short;
                     }
@@ -790,8 +586,7 @@ fn cmd_generate(
         }
         if done {
             let path = out_dir.join(format!("sample_{completed:04}.txt"));
-            std::fs::write(&path, &text)
-                .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+            std::fs::write(&path, &text).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
             completed += 1;
             total_tokens += n;
             if json {
@@ -801,10 +596,7 @@ fn cmd_generate(
     }
     let mean = total_tokens as f64 / completed.max(1) as f64;
     if json {
-        println!(
-            "{}",
-            serde_json::json!({"summary": {"completed": completed, "attempts": attempts, "mean_tokens": mean}})
-        );
+        println!("{}", serde_json::json!({"summary": {"completed": completed, "attempts": attempts, "mean_tokens": mean}}));
     } else {
         println!("{completed} completed samples of {attempts} attempts, mean {mean:.1} tokens, written to {}", out_dir.display());
     }
@@ -822,29 +614,16 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
     let s = m.store();
     // Entries per lexer position (the paper's Figure 6, as a table).
-    let mut per_q: Vec<usize> = (0..s.n_positions() as u32)
-        .map(|q| s.entries(q).len())
-        .collect();
+    let mut per_q: Vec<usize> = (0..s.n_positions() as u32).map(|q| s.entries(q).len()).collect();
     per_q.sort_unstable();
-    let pct = |p: f64| {
-        per_q
-            .get(((per_q.len() as f64 - 1.0) * p) as usize)
-            .copied()
-            .unwrap_or(0)
-    };
-    let dist: Vec<(String, usize)> = [0.5, 0.75, 0.9, 0.99, 1.0]
-        .iter()
-        .map(|&p| (format!("p{}", (p * 100.0) as u32), pct(p)))
-        .collect();
+    let pct = |p: f64| per_q.get(((per_q.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0);
+    let dist: Vec<(String, usize)> =
+        [0.5, 0.75, 0.9, 0.99, 1.0].iter().map(|&p| (format!("p{}", (p * 100.0) as u32), pct(p))).collect();
     // Checked entries by target terminal (where the parser time goes).
     let mut by_target: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for q in 0..s.n_positions() as u32 {
         let (_, x) = s.q_parts(q);
-        let name = if x == u32::MAX {
-            "<start>".to_string()
-        } else {
-            s.sym_name(x)
-        };
+        let name = if x == u32::MAX { "<start>".to_string() } else { s.sym_name(x) };
         let e = by_target.entry(name).or_default();
         e.0 += 1;
         e.1 += s.entries(q).len();
@@ -877,16 +656,8 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
     if json {
         println!("{v}");
     } else {
-        println!(
-            "blob: {} bytes; vocabulary {} tokens, EOS {:?}",
-            bytes.len(),
-            s.vocab().len(),
-            v["eos"]
-        );
-        println!(
-            "grammar: {} terminals, {} LR states; lexer: {} states",
-            v["terminals"], v["lr_states"], v["lexer_states"]
-        );
+        println!("blob: {} bytes; vocabulary {} tokens, EOS {:?}", bytes.len(), s.vocab().len(), v["eos"]);
+        println!("grammar: {} terminals, {} LR states; lexer: {} states", v["terminals"], v["lr_states"], v["lexer_states"]);
         println!("positions {}, checked entries {} ({} stored), always-allowed sets {}, distinct token sets {}", s.n_positions(), s.n_entries(), s.n_stored_entries(), s.n_always(), s.sets().len());
         let c = s.context_table();
         if !c.is_empty() {
@@ -920,18 +691,10 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
                 .filter(|&q| s.q_parts(q).1 != u32::MAX && s.sym_name(s.q_parts(q).1) == name)
                 .max_by_key(|&q| s.entries(q).len());
             if let Some(q) = best {
-                println!(
-                    "position {q} {:?}: {} entries",
-                    s.q_parts(q),
-                    s.entries(q).len()
-                );
+                println!("position {q} {:?}: {} entries", s.q_parts(q), s.entries(q).len());
                 for e in s.entries(q) {
                     let seq: Vec<String> = s.entry_seq(e).iter().map(|&y| s.sym_name(y)).collect();
-                    println!(
-                        "  {:>6} tokens  {}",
-                        s.sets().count(s.entry_set(e)),
-                        seq.join(" ")
-                    );
+                    println!("  {:>6} tokens  {}", s.sets().count(s.entry_set(e)), seq.join(" "));
                 }
             }
         }
@@ -954,10 +717,7 @@ struct Stream {
 
 /// Nearest-rank percentile of sorted values (0 for none).
 fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted
-        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
-        .copied()
-        .unwrap_or(0.0)
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -973,22 +733,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Read an id stream: a JSON array of ids or an object with an `ids` array.
 fn read_ids(path: &Path) -> Result<Vec<u32>> {
     let bad = |m: &str| Error::new(ErrorKind::Io, format!("{}: {m}", path.display()));
-    let v: serde_json::Value =
-        serde_json::from_slice(&read(path)?).map_err(|e| bad(&e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_slice(&read(path)?).map_err(|e| bad(&e.to_string()))?;
     let arr = match &v {
         serde_json::Value::Array(a) => a,
-        serde_json::Value::Object(o) => o
-            .get("ids")
-            .and_then(|x| x.as_array())
-            .ok_or_else(|| bad("no \"ids\" array"))?,
+        serde_json::Value::Object(o) => o.get("ids").and_then(|x| x.as_array()).ok_or_else(|| bad("no \"ids\" array"))?,
         _ => return Err(bad("expected an array of token ids or {\"ids\": [...]}")),
     };
     arr.iter()
-        .map(|x| {
-            x.as_u64()
-                .and_then(|n| u32::try_from(n).ok())
-                .ok_or_else(|| bad(&format!("not a token id: {x}")))
-        })
+        .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad(&format!("not a token id: {x}"))))
         .collect()
 }
 
@@ -1042,83 +794,40 @@ fn bench_run(bytes: &[u8], streams: &[Stream], rejected: &mut Vec<String>) -> Re
         first += a;
         first_rej += b;
     }
-    Ok(RunFigures {
-        load_us,
-        ttfm_us,
-        first_mask_us,
-        mask: mask_us,
-        commit: commit_us,
-        calls,
-        first,
-        first_rej,
-    })
+    Ok(RunFigures { load_us, ttfm_us, first_mask_us, mask: mask_us, commit: commit_us, calls, first, first_rej })
 }
 
-fn cmd_bench(
-    store_path: &Path,
-    tokenizer: Option<&Path>,
-    files: &[PathBuf],
-    id_files: &[PathBuf],
-    o: &BenchOptions,
-) -> Result<bool> {
+fn cmd_bench(store_path: &Path, tokenizer: Option<&Path>, files: &[PathBuf], id_files: &[PathBuf], o: &BenchOptions) -> Result<bool> {
     let bytes = read(store_path)?;
     let store = MaskStore::from_bytes(&bytes)?;
     let mut streams = Vec::new();
     let files = expand(files);
     if !files.is_empty() {
         let Some(tp) = tokenizer else {
-            return Err(Error::new(
-                ErrorKind::Tokenizer,
-                "--tokenizer is needed to replay text files",
-            ));
+            return Err(Error::new(ErrorKind::Tokenizer, "--tokenizer is needed to replay text files"));
         };
         let tok = tokenizer_for(&store, tp)?;
         for f in files {
-            let Ok(text) = String::from_utf8(read(&f)?) else {
-                continue;
-            };
-            let enc = tok
-                .encode(text.as_str(), false)
-                .map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
-            streams.push(Stream {
-                name: f.display().to_string(),
-                ids: enc.get_ids().to_vec(),
-            });
+            let Ok(text) = String::from_utf8(read(&f)?) else { continue };
+            let enc = tok.encode(text.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
+            streams.push(Stream { name: f.display().to_string(), ids: enc.get_ids().to_vec() });
         }
     }
     for f in expand(id_files) {
-        streams.push(Stream {
-            name: f.display().to_string(),
-            ids: read_ids(&f)?,
-        });
+        streams.push(Stream { name: f.display().to_string(), ids: read_ids(&f)? });
     }
     if let Some(dir) = &o.dump_ids {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", dir.display())))?;
         for (i, s) in streams.iter().enumerate() {
-            let base = Path::new(&s.name)
-                .file_name()
-                .map_or("stream".into(), |n| n.to_string_lossy().into_owned());
+            let base = Path::new(&s.name).file_name().map_or("stream".into(), |n| n.to_string_lossy().into_owned());
             let path = dir.join(format!("{i:04}-{base}.json"));
             let v = serde_json::json!({"file": s.name, "ids": s.ids});
-            std::fs::write(&path, v.to_string())
-                .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+            std::fs::write(&path, v.to_string()).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
         }
     }
     let n_vocab = store.vocab().len() as u64;
-    if let Some((s, id)) = streams.iter().find_map(|s| {
-        s.ids
-            .iter()
-            .find(|&&id| id as u64 >= n_vocab)
-            .map(|id| (s, id))
-    }) {
-        return Err(Error::new(
-            ErrorKind::InvalidToken,
-            format!(
-                "{}: token id {id} is outside the vocabulary ({n_vocab})",
-                s.name
-            ),
-        ));
+    if let Some((s, id)) = streams.iter().find_map(|s| s.ids.iter().find(|&&id| id as u64 >= n_vocab).map(|id| (s, id))) {
+        return Err(Error::new(ErrorKind::InvalidToken, format!("{}: token id {id} is outside the vocabulary ({n_vocab})", s.name)));
     }
     drop(store);
     let mut rejected = Vec::new();
@@ -1143,28 +852,13 @@ fn cmd_bench(
     let tokens: usize = streams.iter().map(|s| s.ids.len()).sum();
     let mask_stats: Vec<[f64; 6]> = runs
         .iter()
-        .map(|r| {
-            [
-                mean(&r.mask),
-                pct(&r.mask, 0.5),
-                pct(&r.mask, 0.9),
-                pct(&r.mask, 0.99),
-                pct(&r.mask, 1.0),
-                r.mask.iter().sum::<f64>(),
-            ]
-        })
+        .map(|r| [mean(&r.mask), pct(&r.mask, 0.5), pct(&r.mask, 0.9), pct(&r.mask, 0.99), pct(&r.mask, 1.0), r.mask.iter().sum::<f64>()])
         .collect();
     let m = |k: usize| median(mask_stats.iter().map(|s| s[k]).collect());
-    let (c_mean, c50, c99) = (
-        stat(&|r| mean(&r.commit)),
-        stat(&|r| pct(&r.commit, 0.5)),
-        stat(&|r| pct(&r.commit, 0.99)),
-    );
+    let (c_mean, c50, c99) = (stat(&|r| mean(&r.commit)), stat(&|r| pct(&r.commit, 0.5)), stat(&|r| pct(&r.commit, 0.99)));
     let calls_per_mask = runs[0].calls as f64 / masks.max(1) as f64;
-    let (first_per_mask, first_rej_per_mask) = (
-        runs[0].first as f64 / masks.max(1) as f64,
-        runs[0].first_rej as f64 / masks.max(1) as f64,
-    );
+    let (first_per_mask, first_rej_per_mask) =
+        (runs[0].first as f64 / masks.max(1) as f64, runs[0].first_rej as f64 / masks.max(1) as f64);
     let v = serde_json::json!({
         "store": store_path, "blob_bytes": bytes.len(), "streams": streams.len(), "tokens": tokens, "masks": masks,
         "runs": runs.len(), "warmup": o.warmup,

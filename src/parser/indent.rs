@@ -105,12 +105,7 @@ impl IndentRules {
         for t in &c.close {
             bracket[t.index()] = -1;
         }
-        IndentRules {
-            newline: c.newline.0,
-            indent: c.indent.0,
-            dedent: c.dedent.0,
-            bracket,
-        }
+        IndentRules { newline: c.newline.0, indent: c.indent.0, dedent: c.dedent.0, bracket }
     }
 }
 
@@ -125,12 +120,7 @@ pub struct Grammar {
 
 impl Grammar {
     pub fn new(tables: LrTables, indent: Option<IndentRules>, n_terminals: u32) -> Self {
-        Grammar {
-            tables,
-            indent,
-            events: Events::new(n_terminals),
-            n_terminals,
-        }
+        Grammar { tables, indent, events: Events::new(n_terminals), n_terminals }
     }
 }
 
@@ -151,14 +141,7 @@ struct IndentState {
 
 impl Default for IndentState {
     fn default() -> Self {
-        IndentState {
-            stack: Rc::new(vec![(0, 0)]),
-            depth: 0,
-            pending: false,
-            col: 0,
-            alt: 0,
-            content: false,
-        }
+        IndentState { stack: Rc::new(vec![(0, 0)]), depth: 0, pending: false, col: 0, alt: 0, content: false }
     }
 }
 
@@ -174,19 +157,12 @@ enum Layout {
     /// Drop the symbol (an event, or a newline inside brackets).
     Skip,
     /// Feed `dedents` DEDENTs (or one INDENT if `indent`), then the terminal (if `feed`).
-    Feed {
-        indent: bool,
-        dedents: u32,
-        feed: bool,
-    },
+    Feed { indent: bool, dedents: u32, feed: bool },
 }
 
 impl IncParser {
     pub fn new(g: &Grammar) -> Self {
-        IncParser {
-            lr: LrParser::new(&g.tables),
-            ind: IndentState::default(),
-        }
+        IncParser { lr: LrParser::new(&g.tables), ind: IndentState::default() }
     }
 
     pub fn lr(&self) -> &LrParser {
@@ -202,9 +178,7 @@ impl IncParser {
     pub fn accepts2(&self, g: &Grammar, a: &[Sym], b: &[Sym]) -> bool {
         if g.indent.is_none() {
             // Fast path: no indentation, so every symbol is a terminal.
-            return self
-                .lr
-                .accepts_prefix_then(&g.tables, as_terms(a), as_terms(b));
+            return self.lr.accepts_prefix_then(&g.tables, as_terms(a), as_terms(b));
         }
         let mut c = self.cursor();
         c.push_all(g, a) && c.push_all(g, b)
@@ -235,26 +209,17 @@ impl IncParser {
                     next.ind.commit(rules, s, (0, 0));
                     continue;
                 }
-                Some(Layout::Feed {
-                    indent,
-                    dedents,
-                    feed,
-                }) => {
+                Some(Layout::Feed { indent, dedents, feed }) => {
                     if indent {
                         terms.push(TerminalId(rules.indent));
                     }
-                    terms
-                        .extend(std::iter::repeat(TerminalId(rules.dedent)).take(dedents as usize));
+                    terms.extend(std::iter::repeat(TerminalId(rules.dedent)).take(dedents as usize));
                     if feed {
                         terms.push(TerminalId(s));
                     }
                 }
                 None => {
-                    return Err(crate::err!(
-                        Parse,
-                        "inconsistent indentation before {}",
-                        sym_label(g, s)
-                    ));
+                    return Err(crate::err!(Parse, "inconsistent indentation before {}", sym_label(g, s)));
                 }
             }
             next.lr.consume(&g.tables, &terms)?;
@@ -267,10 +232,7 @@ impl IncParser {
     /// Terminals (grammar ids) that could be announced next, ignoring indentation
     /// subtleties: used for error messages.
     pub fn expected(&self, g: &Grammar) -> Vec<TerminalId> {
-        (0..g.n_terminals)
-            .map(TerminalId)
-            .filter(|&t| self.accepts(g, &[t.0]))
-            .collect()
+        (0..g.n_terminals).map(TerminalId).filter(|&t| self.accepts(g, &[t.0])).collect()
     }
 }
 
@@ -294,17 +256,7 @@ impl IndentState {
     /// Decide what symbol `s` means for the layout, without mutating; None on
     /// an indentation error.
     fn layout(&self, r: &IndentRules, ev: Events, s: Sym) -> Option<Layout> {
-        layout_of(
-            r,
-            ev,
-            s,
-            self.depth,
-            self.pending,
-            self.col,
-            self.alt,
-            self.stack.len(),
-            |i| self.stack[i],
-        )
+        layout_of(r, ev, s, self.depth, self.pending, self.col, self.alt, self.stack.len(), |i| self.stack[i])
     }
 
     fn commit(&mut self, r: &IndentRules, s: Sym, (indents, dedents): (u32, u32)) {
@@ -380,39 +332,23 @@ fn layout_of(
             return Some(Layout::Skip);
         }
         // A run of blank lines feeds only one newline.
-        return Some(Layout::Feed {
-            indent: false,
-            dedents: 0,
-            feed: !pending,
-        });
+        return Some(Layout::Feed { indent: false, dedents: 0, feed: !pending });
     }
     if !pending {
-        return Some(Layout::Feed {
-            indent: false,
-            dedents: 0,
-            feed: true,
-        });
+        return Some(Layout::Feed { indent: false, dedents: 0, feed: true });
     }
     let (top, top_alt) = stack(stack_len - 1);
     if col > top {
         if alt <= top_alt {
             return None; // TabError
         }
-        return Some(Layout::Feed {
-            indent: true,
-            dedents: 0,
-            feed: true,
-        });
+        return Some(Layout::Feed { indent: true, dedents: 0, feed: true });
     }
     if col == top {
         if alt != top_alt {
             return None;
         }
-        return Some(Layout::Feed {
-            indent: false,
-            dedents: 0,
-            feed: true,
-        });
+        return Some(Layout::Feed { indent: false, dedents: 0, feed: true });
     }
     let mut i = stack_len - 1;
     let mut dedents = 0;
@@ -424,11 +360,7 @@ fn layout_of(
     if c != col || a != alt {
         return None;
     }
-    Some(Layout::Feed {
-        indent: false,
-        dedents,
-        feed: true,
-    })
+    Some(Layout::Feed { indent: false, dedents, feed: true })
 }
 
 /// A non-mutating, incrementally fed view of an [`IncParser`]: the
@@ -515,17 +447,7 @@ impl<'a> IncCursor<'a> {
             return self.lr.feed(&g.tables, TerminalId(s));
         };
         let ev = g.events;
-        let lay = layout_of(
-            r,
-            ev,
-            s,
-            self.depth,
-            self.pending,
-            self.col,
-            self.alt,
-            self.stack_len(),
-            |i| self.stack_at(i),
-        );
+        let lay = layout_of(r, ev, s, self.depth, self.pending, self.col, self.alt, self.stack_len(), |i| self.stack_at(i));
         match lay {
             None => false,
             Some(Layout::Skip) => {
@@ -534,11 +456,7 @@ impl<'a> IncCursor<'a> {
                 }
                 true
             }
-            Some(Layout::Feed {
-                indent,
-                dedents,
-                feed,
-            }) => {
+            Some(Layout::Feed { indent, dedents, feed }) => {
                 let t = &g.tables;
                 if s == r.newline {
                     if feed && !self.lr.feed(t, TerminalId(s)) {
@@ -562,9 +480,7 @@ impl<'a> IncCursor<'a> {
                         }
                     }
                     if indent {
-                        if self.n_pushed == self.pushed.len()
-                            || !self.lr.feed(t, TerminalId(r.indent))
-                        {
+                        if self.n_pushed == self.pushed.len() || !self.lr.feed(t, TerminalId(r.indent)) {
                             return false;
                         }
                         self.pushed[self.n_pushed] = (self.col, self.alt);
@@ -604,3 +520,4 @@ impl<'a> IncCursor<'a> {
         self.lr.feed_eof(t)
     }
 }
+

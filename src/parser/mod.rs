@@ -21,10 +21,10 @@
 //! `(r << 2) | 2` = reduce by rule `r`, `3` = accept (only in the `$END`
 //! column). Goto: `u32::MAX` = none.
 
+pub mod stack;
+pub mod indent;
 #[cfg(feature = "compiler")]
 pub mod driver;
-pub mod indent;
-pub mod stack;
 
 #[cfg(feature = "compiler")]
 pub mod lalr;
@@ -107,16 +107,7 @@ impl LrTables {
     /// driven by the result never indexes out of bounds; errors are
     /// [`crate::ErrorKind::BlobCorrupt`].
     pub fn from_parts(p: LrTableParts) -> Result<LrTables> {
-        let LrTableParts {
-            n_terminals,
-            n_nonterminals,
-            n_states,
-            start_state,
-            action,
-            goto_,
-            rule_lhs,
-            rule_len,
-        } = p;
+        let LrTableParts { n_terminals, n_nonterminals, n_states, start_state, action, goto_, rule_lhs, rule_len } = p;
         if n_terminals == 0 {
             return Err(err!(BlobCorrupt, "LR tables: no terminals (not even $END)"));
         }
@@ -124,41 +115,21 @@ impl LrTables {
             return Err(err!(BlobCorrupt, "LR tables: bad state count {n_states}"));
         }
         if start_state >= n_states {
-            return Err(err!(
-                BlobCorrupt,
-                "LR tables: start state {start_state} >= {n_states} states"
-            ));
+            return Err(err!(BlobCorrupt, "LR tables: start state {start_state} >= {n_states} states"));
         }
         let n_action = (n_states as usize).checked_mul(n_terminals as usize);
         if n_action != Some(action.len()) {
-            return Err(err!(
-                BlobCorrupt,
-                "LR tables: action table has {} entries, expected {n_states} x {n_terminals}",
-                action.len()
-            ));
+            return Err(err!(BlobCorrupt, "LR tables: action table has {} entries, expected {n_states} x {n_terminals}", action.len()));
         }
         let n_goto = (n_states as usize).checked_mul(n_nonterminals as usize);
         if n_goto != Some(goto_.len()) {
-            return Err(err!(
-                BlobCorrupt,
-                "LR tables: goto table has {} entries, expected {n_states} x {n_nonterminals}",
-                goto_.len()
-            ));
+            return Err(err!(BlobCorrupt, "LR tables: goto table has {} entries, expected {n_states} x {n_nonterminals}", goto_.len()));
         }
         if rule_lhs.len() != rule_len.len() || rule_lhs.len() > MAX_ACTION_ID as usize + 1 {
-            return Err(err!(
-                BlobCorrupt,
-                "LR tables: {} rule lhs vs {} rule lengths",
-                rule_lhs.len(),
-                rule_len.len()
-            ));
+            return Err(err!(BlobCorrupt, "LR tables: {} rule lhs vs {} rule lengths", rule_lhs.len(), rule_len.len()));
         }
         if let Some(r) = rule_lhs.iter().position(|&a| a >= n_nonterminals) {
-            return Err(err!(
-                BlobCorrupt,
-                "LR tables: rule {r} has lhs {} >= {n_nonterminals} nonterminals",
-                rule_lhs[r]
-            ));
+            return Err(err!(BlobCorrupt, "LR tables: rule {r} has lhs {} >= {n_nonterminals} nonterminals", rule_lhs[r]));
         }
         let eof = n_terminals - 1;
         for (i, &a) in action.iter().enumerate() {
@@ -170,29 +141,13 @@ impl LrTables {
                 _ => a == ACCEPT && t == eof,
             };
             if !ok {
-                return Err(err!(
-                    BlobCorrupt,
-                    "LR tables: bad action {a:#x} in state {s} on terminal {t}"
-                ));
+                return Err(err!(BlobCorrupt, "LR tables: bad action {a:#x} in state {s} on terminal {t}"));
             }
         }
         if let Some(i) = goto_.iter().position(|&g| g != NO_GOTO && g >= n_states) {
-            return Err(err!(
-                BlobCorrupt,
-                "LR tables: goto entry {i} targets state {} >= {n_states}",
-                goto_[i]
-            ));
+            return Err(err!(BlobCorrupt, "LR tables: goto entry {i} targets state {} >= {n_states}", goto_[i]));
         }
-        Ok(LrTables {
-            n_terminals,
-            n_nonterminals,
-            n_states,
-            start_state,
-            action,
-            goto_,
-            rule_lhs,
-            rule_len,
-        })
+        Ok(LrTables { n_terminals, n_nonterminals, n_states, start_state, action, goto_, rule_lhs, rule_len })
     }
 
     /// A copy of the raw pieces (for writing a blob).
@@ -290,13 +245,7 @@ struct Sim<'a> {
 impl<'a> Sim<'a> {
     #[inline]
     fn new(base: &'a Node) -> Self {
-        Sim {
-            base,
-            top: base.state(),
-            n: 0,
-            ovl: [0; OVERLAY],
-            spill: Vec::new(),
-        }
+        Sim { base, top: base.state(), n: 0, ovl: [0; OVERLAY], spill: Vec::new() }
     }
 
     #[inline]
@@ -424,9 +373,7 @@ pub struct LrParser {
 
 impl LrParser {
     pub fn new(t: &LrTables) -> Self {
-        LrParser {
-            stack: PStack::new(t.start_state),
-        }
+        LrParser { stack: PStack::new(t.start_state) }
     }
 
     /// Would `terms` (in order) be accepted as a continuation, each one
@@ -441,25 +388,14 @@ impl LrParser {
 
     /// `accepts(prefix ++ more)` without building the concatenation.
     #[inline]
-    pub fn accepts_prefix_then(
-        &self,
-        t: &LrTables,
-        prefix: &[TerminalId],
-        more: &[TerminalId],
-    ) -> bool {
-        self.run(
-            t,
-            prefix.iter().chain(more).copied(),
-            prefix.len() + more.len(),
-        )
+    pub fn accepts_prefix_then(&self, t: &LrTables, prefix: &[TerminalId], more: &[TerminalId]) -> bool {
+        self.run(t, prefix.iter().chain(more).copied(), prefix.len() + more.len())
     }
 
     /// A cursor at the current state (see [`LrCursor`]).
     #[inline]
     pub fn cursor(&self) -> LrCursor<'_> {
-        LrCursor {
-            sim: Sim::new(self.stack.top()),
-        }
+        LrCursor { sim: Sim::new(self.stack.top()) }
     }
 
     /// Can the input end here?
@@ -512,22 +448,14 @@ impl LrParser {
                         let g = t.goto_[st.state() as usize * nn + t.rule_lhs[r] as usize];
                         reductions += 1;
                         if !ok || g == NO_GOTO || reductions > MAX_REDUCTIONS_PER_TERMINAL {
-                            return Err(err!(
-                                Parse,
-                                "corrupt LR tables: bad reduction by rule {r}"
-                            ));
+                            return Err(err!(Parse, "corrupt LR tables: bad reduction by rule {r}"));
                         }
                         st.push(g);
                     }
                     _ => {
                         // Report relative to the state before this terminal.
                         let exp = LrParser::expected_after(t, self, &terms[..i]);
-                        return Err(err!(
-                            Parse,
-                            "unexpected terminal {} at position {i}; expected one of {:?}",
-                            x.0,
-                            exp.iter().map(|e| e.0).collect::<Vec<_>>()
-                        ));
+                        return Err(err!(Parse, "unexpected terminal {} at position {i}; expected one of {:?}", x.0, exp.iter().map(|e| e.0).collect::<Vec<_>>()));
                     }
                 }
             }
@@ -543,18 +471,12 @@ impl LrParser {
             Ok(())
         } else {
             let exp: Vec<u32> = self.expected(t).iter().map(|e| e.0).collect();
-            Err(err!(
-                Parse,
-                "unexpected end of input; expected one of {exp:?}"
-            ))
+            Err(err!(Parse, "unexpected end of input; expected one of {exp:?}"))
         }
     }
 
     fn expected_after(t: &LrTables, p: &LrParser, prefix: &[TerminalId]) -> Vec<TerminalId> {
-        (0..t.n_terminals)
-            .map(TerminalId)
-            .filter(|&x| p.accepts_prefix_then(t, prefix, &[x]))
-            .collect()
+        (0..t.n_terminals).map(TerminalId).filter(|&x| p.accepts_prefix_then(t, prefix, &[x])).collect()
     }
 
     /// All terminals `x` (including `$END`) with `accepts(&[x])`.
@@ -598,21 +520,11 @@ mod tests {
         let sh = |s: u32| Action::Shift(ParseStateId(s)).encode();
         let rd = |r: u32| Action::Reduce(RuleId(r)).encode();
         let action = vec![
-            sh(1),
-            0,
-            rd(1), // 0
-            sh(1),
-            rd(1),
-            0, // 1
-            0,
-            0,
-            ACCEPT, // 2
-            0,
-            sh(4),
-            0, // 3
-            0,
-            rd(0),
-            rd(0), // 4
+            sh(1), 0, rd(1), // 0
+            sh(1), rd(1), 0, // 1
+            0, 0, ACCEPT, // 2
+            0, sh(4), 0, // 3
+            0, rd(0), rd(0), // 4
         ];
         let m = NO_GOTO;
         LrTableParts {
@@ -653,12 +565,8 @@ mod tests {
     fn from_parts_rejects_corruption() {
         type Corrupt = fn(&mut LrTableParts);
         let cases: &[(&str, Corrupt)] = &[
-            ("shift target", |p| {
-                p.action[0] = Action::Shift(ParseStateId(5)).encode()
-            }),
-            ("reduce rule", |p| {
-                p.action[1] = Action::Reduce(RuleId(2)).encode()
-            }),
+            ("shift target", |p| p.action[0] = Action::Shift(ParseStateId(5)).encode()),
+            ("reduce rule", |p| p.action[1] = Action::Reduce(RuleId(2)).encode()),
             ("accept off $END", |p| p.action[0] = ACCEPT),
             ("garbage error", |p| p.action[1] = 4),
             ("garbage accept", |p| p.action[2] = 7),

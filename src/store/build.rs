@@ -17,10 +17,10 @@ use crate::grammar::Cfg;
 use crate::ids::LexStateId;
 use crate::lexer::Lexer;
 use crate::parser::indent::{Grammar, IndentRules};
-use crate::time::Instant;
 use crate::vocab::trie::TokenTrie;
 use crate::vocab::Vocab;
 use std::collections::HashMap;
+use crate::time::Instant;
 
 /// Options of `grammask compile`.
 #[derive(Clone, Debug)]
@@ -67,10 +67,7 @@ pub(crate) struct SeqInterner {
 
 impl SeqInterner {
     pub fn new() -> Self {
-        SeqInterner {
-            map: HashMap::new(),
-            nodes: vec![(NONE, NONE)],
-        }
+        SeqInterner { map: HashMap::new(), nodes: vec![(NONE, NONE)] }
     }
     pub fn push(&mut self, parent: u32, sym: u32) -> u32 {
         let n = self.nodes.len() as u32;
@@ -125,27 +122,15 @@ pub fn compile(
     rep.ms_lexer = t.elapsed().as_millis() as u64;
     rep.lexer_states = lexer.n_states();
     rep.lexer_classes = lexer.n_classes();
-    progress(&format!(
-        "lexer: {} states, {} byte classes ({} ms)",
-        lexer.n_states(),
-        lexer.n_classes(),
-        rep.ms_lexer
-    ));
+    progress(&format!("lexer: {} states, {} byte classes ({} ms)", lexer.n_states(), lexer.n_classes(), rep.ms_lexer));
 
     let t = Instant::now();
     let tables = crate::parser::lalr::build_tables(cfg)?;
     rep.ms_lalr = t.elapsed().as_millis() as u64;
     rep.lr_states = tables.n_states() as usize;
-    progress(&format!(
-        "LALR(1): {} states ({} ms)",
-        tables.n_states(),
-        rep.ms_lalr
-    ));
+    progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
     let n_terms = cfg.terminals.len() as u32;
-    let indent = cfg
-        .indent
-        .as_ref()
-        .map(|c| IndentRules::from_config(c, cfg.terminals.len()));
+    let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
     let grammar = Grammar::new(tables, indent, n_terms);
 
     let t = Instant::now();
@@ -177,18 +162,10 @@ pub fn compile(
             &mut raw.always,
             &super::streamline::StreamlineOptions::default(),
         );
-        for ((name, n), (_, ms)) in sr
-            .steps
-            .iter()
-            .zip(std::iter::once(&(String::new(), 0)).chain(sr.millis.iter().skip(1)))
-        {
+        for ((name, n), (_, ms)) in sr.steps.iter().zip(std::iter::once(&(String::new(), 0)).chain(sr.millis.iter().skip(1))) {
             progress(&format!("streamline: {name:<26} {n:>9} entries ({ms} ms)"));
         }
-        progress(&format!(
-            "streamline: {} interchangeable classes: {:?}",
-            sr.interchangeable.len(),
-            sr.interchangeable
-        ));
+        progress(&format!("streamline: {} interchangeable classes: {:?}", sr.interchangeable.len(), sr.interchangeable));
         let (dft, lr, unknown) = sr.proofs;
         progress(&format!("streamline: is_always_legal queries: {dft} proved on the DFT PDA, {lr} more on the LR automaton, {unknown} unknown"));
         info.step_counts = sr.steps;
@@ -217,12 +194,8 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
         h.write(&r.lhs.0.to_le_bytes());
         for s in &r.rhs {
             match s {
-                crate::grammar::Symbol::T(t) => {
-                    h.write(&[0, t.0 as u8, (t.0 >> 8) as u8, (t.0 >> 16) as u8])
-                }
-                crate::grammar::Symbol::N(n) => {
-                    h.write(&[1, n.0 as u8, (n.0 >> 8) as u8, (n.0 >> 16) as u8])
-                }
+                crate::grammar::Symbol::T(t) => h.write(&[0, t.0 as u8, (t.0 >> 8) as u8, (t.0 >> 16) as u8]),
+                crate::grammar::Symbol::N(n) => h.write(&[1, n.0 as u8, (n.0 >> 8) as u8, (n.0 >> 16) as u8]),
             }
         }
         h.write(&[0xff]);
@@ -235,11 +208,7 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
 }
 
 fn step_ctx<'a>(lexer: &'a Lexer, grammar: &Grammar) -> StepCtx<'a> {
-    StepCtx {
-        lexer,
-        events: grammar.events,
-        newline: grammar.indent.as_ref().map_or(NONE, |i| i.newline),
-    }
+    StepCtx { lexer, events: grammar.events, newline: grammar.indent.as_ref().map_or(NONE, |i| i.newline) }
 }
 
 /// Positions of every lexer state, in store order.
@@ -257,12 +226,7 @@ fn positions(lexer: &Lexer) -> (Vec<u32>, Vec<u32>) {
     (q_base, q_target)
 }
 
-fn walk_all(
-    lexer: &Lexer,
-    grammar: &Grammar,
-    trie: &TokenTrie,
-    progress: &mut dyn FnMut(&str),
-) -> RawStore {
+fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut dyn FnMut(&str)) -> RawStore {
     let (q_base, q_target) = positions(lexer);
     let cx = step_ctx(lexer, grammar);
     let mut seqs = SeqInterner::new();
@@ -273,14 +237,7 @@ fn walk_all(
     let mut last = Instant::now();
     for l in 0..lexer.n_states() {
         for q in q_base[l]..q_base[l + 1] {
-            let map = w.walk(
-                cx,
-                trie,
-                &mut seqs,
-                l as u32,
-                q_target[q as usize],
-                &mut transitions,
-            );
+            let map = w.walk(cx, trie, &mut seqs, l as u32, q_target[q as usize], &mut transitions);
             let mut list: Vec<(Vec<u32>, Vec<u32>)> = map
                 .into_iter()
                 .map(|(sid, mut toks)| {
@@ -306,13 +263,7 @@ fn walk_all(
         }
     }
     let always = vec![Vec::new(); q_target.len()];
-    RawStore {
-        q_base,
-        q_target,
-        entries,
-        always,
-        transitions,
-    }
+    RawStore { q_base, q_target, entries, always, transitions }
 }
 
 #[derive(Default)]
@@ -351,11 +302,7 @@ impl Walker {
                 let (cl, cxg, cs) = self.arena[c];
                 let arena = &mut self.arena;
                 walk::step(cx, cl, cxg, b, &mut |l2, z, syms| {
-                    let s2 = if syms.is_empty() {
-                        cs
-                    } else {
-                        seqs.extend(cs, syms)
-                    };
+                    let s2 = if syms.is_empty() { cs } else { seqs.extend(cs, syms) };
                     let item = (l2, z, s2);
                     if !arena[start..].contains(&item) {
                         arena.push(item);
@@ -391,14 +338,7 @@ pub(crate) fn trivially_legal(grammar: &Grammar, seq: &[u32]) -> bool {
 }
 
 /// Turn raw entries into the flat runtime store.
-fn assemble(
-    lexer: Lexer,
-    grammar: Grammar,
-    vocab: Vocab,
-    info: StoreInfo,
-    raw: RawStore,
-    ctx: &super::streamline::ContextVerdicts,
-) -> MaskStore {
+fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: RawStore, ctx: &super::streamline::ContextVerdicts) -> MaskStore {
     let mut sets = SetsBuilder::new(vocab.len() as u32);
     let nq = raw.q_target.len();
     let mut q_always = Vec::with_capacity(nq);
@@ -460,11 +400,7 @@ fn assemble(
         q_entries.extend_from_slice(&[range.0, range.1]);
         always.sort_unstable();
         always.dedup();
-        q_always.push(if always.is_empty() {
-            NONE
-        } else {
-            sets.add(&always)
-        });
+        q_always.push(if always.is_empty() { NONE } else { sets.add(&always) });
     }
     let ctx_table = context_table(&grammar, ctx, entry_vidx, pool_vidx);
     MaskStore {

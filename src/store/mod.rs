@@ -14,13 +14,13 @@
 //! Streamlining (see `streamline`) moves more entries into `always[q]` or drops
 //! them.
 
+pub mod sets;
+pub mod walk;
 #[cfg(feature = "compiler")]
 pub mod build;
-pub mod sets;
+pub mod wire;
 #[cfg(feature = "compiler")]
 pub mod streamline;
-pub mod walk;
-pub mod wire;
 
 use crate::lexer::Lexer;
 use crate::parser::indent::Grammar;
@@ -238,10 +238,7 @@ impl MaskStore {
     }
     /// Checked entries (not counting the always-allowed sets).
     pub fn n_entries(&self) -> usize {
-        self.q_entries
-            .chunks_exact(2)
-            .map(|r| (r[1] - r[0]) as usize)
-            .sum()
+        self.q_entries.chunks_exact(2).map(|r| (r[1] - r[0]) as usize).sum()
     }
     /// Checked entries actually stored (positions with equal lists share them).
     pub fn n_stored_entries(&self) -> usize {
@@ -325,10 +322,7 @@ impl MaskStore {
         let nq = self.q_target.len();
         let ne = self.entry_item.len();
         let ni = self.item_set.len();
-        if self.q_base.len() != nl + 1
-            || self.q_base[0] != 0
-            || *self.q_base.last().unwrap() as usize != nq
-        {
+        if self.q_base.len() != nl + 1 || self.q_base[0] != 0 || *self.q_base.last().unwrap() as usize != nq {
             return Err("position index does not match the lexer".into());
         }
         if self.q_base.windows(2).any(|w| w[0] > w[1]) {
@@ -341,11 +335,7 @@ impl MaskStore {
                 return Err(format!("targets of lexer state {l} are not sorted"));
             }
             for &x in t {
-                if x != NONE
-                    && !self
-                        .lexer
-                        .can_complete(crate::ids::LexStateId(l as u32), crate::ids::TerminalId(x))
-                {
+                if x != NONE && !self.lexer.can_complete(crate::ids::LexStateId(l as u32), crate::ids::TerminalId(x)) {
                     return Err(format!("lexer state {l} has an impossible target {x}"));
                 }
             }
@@ -353,11 +343,7 @@ impl MaskStore {
         if self.q_always.len() != nq || self.q_entries.len() != 2 * nq {
             return Err("per-position tables have the wrong length".into());
         }
-        if self
-            .q_entries
-            .chunks_exact(2)
-            .any(|w| w[0] > w[1] || w[1] as usize > ne)
-        {
+        if self.q_entries.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > ne) {
             return Err("entry index is inconsistent".into());
         }
         if self.entry_item.iter().any(|&i| i as usize >= ni) {
@@ -366,18 +352,10 @@ impl MaskStore {
         if self.item_seq.len() != 2 * ni {
             return Err("sequence index has the wrong length".into());
         }
-        if self
-            .item_seq
-            .chunks_exact(2)
-            .any(|w| w[0] > w[1] || w[1] as usize > self.seq_pool.len())
-        {
+        if self.item_seq.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > self.seq_pool.len()) {
             return Err("sequence index is inconsistent".into());
         }
-        if self
-            .seq_pool
-            .iter()
-            .any(|&s| s >= alpha || s == self.grammar.n_terminals)
-        {
+        if self.seq_pool.iter().any(|&s| s >= alpha || s == self.grammar.n_terminals) {
             return Err("a sequence holds an unknown symbol".into());
         }
         self.ctx.validate(
@@ -387,9 +365,7 @@ impl MaskStore {
             self.seq_pool.len(),
         )?;
         let ns = self.sets.len() as u32;
-        if self.q_always.iter().any(|&s| s != NONE && s >= ns)
-            || self.item_set.iter().any(|&s| s >= ns)
-        {
+        if self.q_always.iter().any(|&s| s != NONE && s >= ns) || self.item_set.iter().any(|&s| s >= ns) {
             return Err("an entry points to a missing token set".into());
         }
         self.sets.validate(self.vocab.len() as u32)?;

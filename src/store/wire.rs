@@ -76,9 +76,7 @@ pub const ENDIAN_MARK: u32 = 0x0102_0304;
 /// Bump on any format change.
 pub const FORMAT_VERSION: u32 = 4;
 /// The sections, in blob order.
-pub const SECTION_TAGS: [&[u8; 4]; 8] = [
-    b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"CTXV", b"SETS", b"INFO",
-];
+pub const SECTION_TAGS: [&[u8; 4]; 8] = [b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"CTXV", b"SETS", b"INFO"];
 
 /// Bytes before the section table.
 pub const HEADER_FIXED: usize = 8 + 4 * 4 + 8 + 8 + 4 + 4;
@@ -108,25 +106,14 @@ impl BlobHeader {
 }
 
 fn crate_version() -> u32 {
-    let mut it = env!("CARGO_PKG_VERSION")
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    let (a, b, c) = (
-        it.next().unwrap_or(0),
-        it.next().unwrap_or(0),
-        it.next().unwrap_or(0),
-    );
+    let mut it = env!("CARGO_PKG_VERSION").split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b, c) = (it.next().unwrap_or(0), it.next().unwrap_or(0), it.next().unwrap_or(0));
     (a << 16) | (b << 8) | c
 }
 
 /// The blob checksum (see the module doc).
 pub fn checksum(bytes: &[u8]) -> u64 {
-    const K: [u64; 4] = [
-        0x9e37_79b9_7f4a_7c15,
-        0xc2b2_ae3d_27d4_eb4f,
-        0x1656_67b1_9e37_79f9,
-        0xd6e8_feb8_6659_fd93,
-    ];
+    const K: [u64; 4] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f, 0x1656_67b1_9e37_79f9, 0xd6e8_feb8_6659_fd93];
     #[inline(always)]
     fn step(h: u64, w: u64, k: u64) -> u64 {
         (h ^ w).wrapping_mul(k).rotate_left(31)
@@ -171,20 +158,11 @@ impl SectionWriter {
     }
     /// A u32 array, at the narrowest width that holds it.
     pub fn u32s(&mut self, xs: &[u32]) -> &mut Self {
-        let max = xs
-            .iter()
-            .filter(|&&x| x != u32::MAX)
-            .max()
-            .copied()
-            .unwrap_or(0);
+        let max = xs.iter().filter(|&&x| x != u32::MAX).max().copied().unwrap_or(0);
         if max < 0xff {
             self.array(xs.len(), 1, xs.iter().map(|&x| x as u8))
         } else if max < 0xffff {
-            self.array(
-                xs.len(),
-                2,
-                xs.iter().flat_map(|&x| (x as u16).to_le_bytes()),
-            )
+            self.array(xs.len(), 2, xs.iter().flat_map(|&x| (x as u16).to_le_bytes()))
         } else {
             self.array(xs.len(), 4, xs.iter().flat_map(|&x| x.to_le_bytes()))
         }
@@ -222,19 +200,10 @@ impl<'a> SectionReader<'a> {
         SectionReader { tag, data, pos: 0 }
     }
     fn corrupt(&self, what: &str) -> Error {
-        Error::new(
-            ErrorKind::BlobCorrupt,
-            format!(
-                "blob section {} is corrupt: {what}",
-                String::from_utf8_lossy(&self.tag)
-            ),
-        )
+        Error::new(ErrorKind::BlobCorrupt, format!("blob section {} is corrupt: {what}", String::from_utf8_lossy(&self.tag)))
     }
     fn word(&mut self) -> Result<u32> {
-        let b = self
-            .data
-            .get(self.pos..self.pos + 4)
-            .ok_or_else(|| self.corrupt("unexpected end"))?;
+        let b = self.data.get(self.pos..self.pos + 4).ok_or_else(|| self.corrupt("unexpected end"))?;
         self.pos += 4;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
@@ -244,21 +213,10 @@ impl<'a> SectionReader<'a> {
         if !matches!(width, 1 | 2 | 4) {
             return Err(self.corrupt("bad array width"));
         }
-        let nbytes = n
-            .checked_mul(width)
-            .ok_or_else(|| self.corrupt("array too long"))?;
-        let padded = nbytes
-            .checked_add(3)
-            .ok_or_else(|| self.corrupt("array too long"))?
-            & !3;
-        let end = self
-            .pos
-            .checked_add(padded)
-            .ok_or_else(|| self.corrupt("array too long"))?;
-        let all = self
-            .data
-            .get(self.pos..end)
-            .ok_or_else(|| self.corrupt("array runs past the section"))?;
+        let nbytes = n.checked_mul(width).ok_or_else(|| self.corrupt("array too long"))?;
+        let padded = nbytes.checked_add(3).ok_or_else(|| self.corrupt("array too long"))? & !3;
+        let end = self.pos.checked_add(padded).ok_or_else(|| self.corrupt("array too long"))?;
+        let all = self.data.get(self.pos..end).ok_or_else(|| self.corrupt("array runs past the section"))?;
         self.pos = end;
         if all[nbytes..].iter().any(|&b| b != 0) {
             return Err(self.corrupt("array padding is not zero"));
@@ -269,19 +227,9 @@ impl<'a> SectionReader<'a> {
     pub fn u32s(&mut self) -> Result<Vec<u32>> {
         let (width, b) = self.array()?;
         Ok(match width {
-            1 => b
-                .iter()
-                .map(|&x| if x == 0xff { u32::MAX } else { x as u32 })
-                .collect(),
-            2 => b
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .map(|x| if x == 0xffff { u32::MAX } else { x as u32 })
-                .collect(),
-            _ => b
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
+            1 => b.iter().map(|&x| if x == 0xff { u32::MAX } else { x as u32 }).collect(),
+            2 => b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).map(|x| if x == 0xffff { u32::MAX } else { x as u32 }).collect(),
+            _ => b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
         })
     }
     /// A scalar.
@@ -297,16 +245,12 @@ impl<'a> SectionReader<'a> {
     pub fn strings(&mut self) -> Result<Vec<String>> {
         let offs = self.u32s()?;
         let all = self.bytes()?;
-        if offs.first() != Some(&0)
-            || offs.windows(2).any(|w| w[0] > w[1])
-            || *offs.last().unwrap_or(&0) as usize != all.len()
-        {
+        if offs.first() != Some(&0) || offs.windows(2).any(|w| w[0] > w[1]) || *offs.last().unwrap_or(&0) as usize != all.len() {
             return Err(self.corrupt("string table offsets"));
         }
         offs.windows(2)
             .map(|w| {
-                String::from_utf8(all[w[0] as usize..w[1] as usize].to_vec())
-                    .map_err(|_| self.corrupt("string is not UTF-8"))
+                String::from_utf8(all[w[0] as usize..w[1] as usize].to_vec()).map_err(|_| self.corrupt("string is not UTF-8"))
             })
             .collect()
     }
@@ -326,8 +270,7 @@ pub(crate) fn write_blob(
     sections: &[(&[u8; 4], SectionWriter)],
 ) -> Vec<u8> {
     let header_len = HEADER_FIXED + sections.len() * SECTION_ENTRY + 8;
-    let mut out =
-        Vec::with_capacity(header_len + sections.iter().map(|s| s.1.buf.len()).sum::<usize>());
+    let mut out = Vec::with_capacity(header_len + sections.iter().map(|s| s.1.buf.len()).sum::<usize>());
     out.extend_from_slice(MAGIC);
     for w in [ENDIAN_MARK, FORMAT_VERSION, 0, crate_version()] {
         out.extend_from_slice(&w.to_le_bytes());
@@ -354,10 +297,7 @@ pub(crate) fn write_blob(
 }
 
 fn truncated(what: &str) -> Error {
-    Error::new(
-        ErrorKind::BlobTruncated,
-        format!("blob is truncated: {what}; the file was cut short (re-copy or rebuild it)"),
-    )
+    Error::new(ErrorKind::BlobTruncated, format!("blob is truncated: {what}; the file was cut short (re-copy or rebuild it)"))
 }
 
 fn corrupt(what: impl std::fmt::Display) -> Error {
@@ -369,32 +309,16 @@ fn corrupt(what: impl std::fmt::Display) -> Error {
 pub fn read_header(bytes: &[u8]) -> Result<BlobHeader> {
     if bytes.len() < 8 || &bytes[..8] != MAGIC {
         if bytes.len() < 8 && MAGIC.starts_with(bytes) {
-            return Err(truncated(&format!(
-                "{} bytes, shorter than the 8-byte label",
-                bytes.len()
-            )));
+            return Err(truncated(&format!("{} bytes, shorter than the 8-byte label", bytes.len())));
         }
-        return Err(Error::new(
-            ErrorKind::BlobCorrupt,
-            "not a grammask blob (the label \"GRAMMASK\" is missing)",
-        ));
+        return Err(Error::new(ErrorKind::BlobCorrupt, "not a grammask blob (the label \"GRAMMASK\" is missing)"));
     }
-    let w = |i: usize| {
-        bytes
-            .get(i..i + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let d = |i: usize| {
-        bytes
-            .get(i..i + 8)
-            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-    };
+    let w = |i: usize| bytes.get(i..i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let d = |i: usize| bytes.get(i..i + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
     match w(8) {
         None => return Err(truncated("header incomplete")),
         Some(ENDIAN_MARK) => {}
-        Some(m) if m == ENDIAN_MARK.swap_bytes() => {
-            return Err(corrupt("it was written with the other byte order"))
-        }
+        Some(m) if m == ENDIAN_MARK.swap_bytes() => return Err(corrupt("it was written with the other byte order")),
         Some(_) => return Err(corrupt("bad endianness mark in the header")),
     }
     match w(12) {
@@ -412,10 +336,7 @@ pub fn read_header(bytes: &[u8]) -> Result<BlobHeader> {
     }
     let n = w(44).unwrap_or(0) as usize;
     if n != SECTION_TAGS.len() {
-        return Err(corrupt(format!(
-            "the header lists {n} sections, expected {}",
-            SECTION_TAGS.len()
-        )));
+        return Err(corrupt(format!("the header lists {n} sections, expected {}", SECTION_TAGS.len())));
     }
     let header_len = HEADER_FIXED + n * SECTION_ENTRY + 8;
     if bytes.len() < header_len {
@@ -437,11 +358,7 @@ pub fn read_header(bytes: &[u8]) -> Result<BlobHeader> {
         sections.push((tag, off, len, sum));
     }
     if (bytes.len() as u64) < end {
-        return Err(truncated(&format!(
-            "{} of {} bytes present",
-            bytes.len(),
-            end
-        )));
+        return Err(truncated(&format!("{} of {} bytes present", bytes.len(), end)));
     }
     if bytes.len() as u64 > end {
         return Err(corrupt("trailing bytes after the last section"));
@@ -475,16 +392,9 @@ pub fn read_header(bytes: &[u8]) -> Result<BlobHeader> {
 /// tests and fuzzing; a no-op on blobs too short to hold a section table).
 #[doc(hidden)]
 pub fn reseal(b: &mut [u8]) {
-    let word = |b: &[u8], i: usize| {
-        b.get(i..i + 4)
-            .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])) as usize
-    };
+    let word = |b: &[u8], i: usize| b.get(i..i + 4).map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])) as usize;
     let n = word(b, 44);
-    let Some(hl) = n
-        .checked_mul(SECTION_ENTRY)
-        .map(|x| HEADER_FIXED + x + 8)
-        .filter(|&hl| n <= 64 && hl <= b.len())
-    else {
+    let Some(hl) = n.checked_mul(SECTION_ENTRY).map(|x| HEADER_FIXED + x + 8).filter(|&hl| n <= 64 && hl <= b.len()) else {
         return;
     };
     for i in 0..n {
@@ -503,30 +413,16 @@ pub fn reseal(b: &mut [u8]) {
 pub fn section_sizes(bytes: &[u8]) -> Result<Vec<(String, usize)>> {
     let h = read_header(bytes)?;
     let mut out = vec![("header".to_string(), h.len())];
-    out.extend(
-        h.sections
-            .iter()
-            .map(|s| (String::from_utf8_lossy(&s.0).into_owned(), s.2 as usize)),
-    );
+    out.extend(h.sections.iter().map(|s| (String::from_utf8_lossy(&s.0).into_owned(), s.2 as usize)));
     Ok(out)
 }
 
 /// The bytes of section `tag`.
-pub(crate) fn section<'a>(
-    h: &BlobHeader,
-    bytes: &'a [u8],
-    tag: &[u8; 4],
-) -> Result<SectionReader<'a>> {
+pub(crate) fn section<'a>(h: &BlobHeader, bytes: &'a [u8], tag: &[u8; 4]) -> Result<SectionReader<'a>> {
     let name = std::str::from_utf8(tag).unwrap_or("????");
-    let &(_, off, len, _) = h
-        .sections
-        .iter()
-        .find(|s| &s.0 == tag)
-        .ok_or_else(|| corrupt(format!("there is no {name} section")))?;
-    Ok(SectionReader::new(
-        *tag,
-        &bytes[off as usize..(off + len) as usize],
-    ))
+    let &(_, off, len, _) =
+        h.sections.iter().find(|s| &s.0 == tag).ok_or_else(|| corrupt(format!("there is no {name} section")))?;
+    Ok(SectionReader::new(*tag, &bytes[off as usize..(off + len) as usize]))
 }
 
 impl MaskStore {
@@ -537,10 +433,7 @@ impl MaskStore {
         let mut lalr = SectionWriter::default();
         let p = self.grammar.tables.to_parts();
         lalr.u32s(&[p.n_terminals, p.n_nonterminals, p.n_states, p.start_state]);
-        lalr.u32s(&p.action)
-            .u32s(&p.goto_)
-            .u32s(&p.rule_lhs)
-            .u32s(&p.rule_len);
+        lalr.u32s(&p.action).u32s(&p.goto_).u32s(&p.rule_lhs).u32s(&p.rule_len);
         let mut indt = SectionWriter::default();
         match &self.grammar.indent {
             None => {
@@ -553,15 +446,8 @@ impl MaskStore {
         }
         indt.u32(self.grammar.n_terminals);
         let mut vocb = SectionWriter::default();
-        let lens: Vec<u32> = self
-            .vocab
-            .offsets()
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .collect();
-        vocb.bytes(self.vocab.bytes())
-            .u32s(&lens)
-            .bytes(self.vocab.special_bits());
+        let lens: Vec<u32> = self.vocab.offsets().windows(2).map(|w| w[1] - w[0]).collect();
+        vocb.bytes(self.vocab.bytes()).u32s(&lens).bytes(self.vocab.special_bits());
         vocb.u32s(&self.vocab.eos_ids().iter().map(|t| t.0).collect::<Vec<_>>());
         let mut posn = SectionWriter::default();
         posn.u32s(&self.q_base)
@@ -582,27 +468,13 @@ impl MaskStore {
         ctxv.u32s(&c.bits).u32s(&c.entry_vidx).u32s(&c.pool_vidx);
         let mut sets = SectionWriter::default();
         sets.u32(self.sets.words);
-        sets.u32s(
-            &self
-                .sets
-                .index
-                .iter()
-                .flatten()
-                .copied()
-                .collect::<Vec<_>>(),
-        );
+        sets.u32s(&self.sets.index.iter().flatten().copied().collect::<Vec<_>>());
         sets.u32s(&self.sets.data);
         let mut info = SectionWriter::default();
         info.strings(&self.info.terminal_names);
-        let (names, counts): (Vec<String>, Vec<u64>) =
-            self.info.step_counts.iter().cloned().unzip();
+        let (names, counts): (Vec<String>, Vec<u64>) = self.info.step_counts.iter().cloned().unzip();
         info.strings(&names);
-        info.u32s(
-            &counts
-                .iter()
-                .flat_map(|&c| [c as u32, (c >> 32) as u32])
-                .collect::<Vec<_>>(),
-        );
+        info.u32s(&counts.iter().flat_map(|&c| [c as u32, (c >> 32) as u32]).collect::<Vec<_>>());
         let options = (self.info.step_counts.len() > 1) as u32; // bit 0: streamlined
         write_blob(
             self.vocab.fingerprint(),
@@ -635,14 +507,7 @@ impl MaskStore {
         let (action, goto_, rule_lhs, rule_len) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
         r.finish()?;
         let tables = crate::parser::LrTables::from_parts(crate::parser::LrTableParts {
-            n_terminals,
-            n_nonterminals,
-            n_states,
-            start_state,
-            action,
-            goto_,
-            rule_lhs,
-            rule_len,
+            n_terminals, n_nonterminals, n_states, start_state, action, goto_, rule_lhs, rule_len,
         })?;
         let mut r = section(&h, bytes, b"INDT")?;
         let head = r.u32s()?;
@@ -650,12 +515,7 @@ impl MaskStore {
             [] => None,
             &[newline, indent, dedent] => {
                 let bracket: Vec<i8> = r.bytes()?.into_iter().map(|b| b as i8).collect();
-                Some(crate::parser::indent::IndentRules {
-                    newline,
-                    indent,
-                    dedent,
-                    bracket,
-                })
+                Some(crate::parser::indent::IndentRules { newline, indent, dedent, bracket })
             }
             _ => return Err(r.corrupt("indentation terminals")),
         };
@@ -663,9 +523,7 @@ impl MaskStore {
         r.finish()?;
         if let Some(ind) = &indent {
             if ind.bracket.len() != n_terminals as usize
-                || [ind.newline, ind.indent, ind.dedent]
-                    .iter()
-                    .any(|&t| t >= n_terminals)
+                || [ind.newline, ind.indent, ind.dedent].iter().any(|&t| t >= n_terminals)
             {
                 return Err(corrupt("indentation rules do not match the grammar"));
             }
@@ -683,12 +541,8 @@ impl MaskStore {
                 return Err(corrupt("indentation rules are inconsistent"));
             }
         }
-        if tables.n_terminals() != n_terminals.wrapping_add(1)
-            || lexer.n_terminals() != n_terminals as usize
-        {
-            return Err(corrupt(
-                "lexer, parser and grammar disagree on the number of terminals",
-            ));
+        if tables.n_terminals() != n_terminals.wrapping_add(1) || lexer.n_terminals() != n_terminals as usize {
+            return Err(corrupt("lexer, parser and grammar disagree on the number of terminals"));
         }
         let grammar = crate::parser::indent::Grammar::new(tables, indent, n_terminals);
         let mut r = section(&h, bytes, b"VOCB")?;
@@ -709,8 +563,7 @@ impl MaskStore {
             .map_err(|e| corrupt(format_args!("section VOCB: {}", e.message())))?;
         let mut r = section(&h, bytes, b"POSN")?;
         let (q_base, q_target, q_always, q_entries) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
-        let (entry_item, item_seq, seq_pool, item_set) =
-            (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
+        let (entry_item, item_seq, seq_pool, item_set) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
         r.finish()?;
         let mut r = section(&h, bytes, b"CTXV")?;
         let ctx = super::ContextTable {
@@ -741,24 +594,14 @@ impl MaskStore {
         if counts.len() != names.len() * 2 {
             return Err(r.corrupt("step counts"));
         }
-        let step_counts = names
-            .into_iter()
-            .zip(
-                counts
-                    .chunks_exact(2)
-                    .map(|c| c[0] as u64 | ((c[1] as u64) << 32)),
-            )
-            .collect();
+        let step_counts =
+            names.into_iter().zip(counts.chunks_exact(2).map(|c| c[0] as u64 | ((c[1] as u64) << 32))).collect();
         let vocab_len = vocab.len() as u32;
         let store = MaskStore {
             lexer,
             grammar,
             vocab,
-            info: StoreInfo {
-                terminal_names,
-                grammar_fingerprint: h.grammar_fingerprint,
-                step_counts,
-            },
+            info: StoreInfo { terminal_names, grammar_fingerprint: h.grammar_fingerprint, step_counts },
             q_base,
             q_target,
             q_always,
@@ -767,28 +610,16 @@ impl MaskStore {
             item_seq,
             seq_pool,
             item_set,
-            sets: super::sets::TokenSets {
-                words,
-                vocab_len,
-                index,
-                data,
-            },
+            sets: super::sets::TokenSets { words, vocab_len, index, data },
             ctx,
         };
         store.validate().map_err(corrupt)?;
         if let Some(ind) = &store.grammar.indent {
-            if store
-                .seq_pool
-                .iter()
-                .any(|&y| y == ind.indent || y == ind.dedent)
-            {
+            if store.seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
                 return Err(corrupt("a sequence holds an INDENT or DEDENT terminal"));
             }
         }
-        if store
-            .q_of(store.lexer.start().0, super::walk::NO_TARGET)
-            .is_none()
-        {
+        if store.q_of(store.lexer.start().0, super::walk::NO_TARGET).is_none() {
             return Err(corrupt("no start position"));
         }
         Ok(store)
@@ -815,27 +646,17 @@ impl MaskStore {
 fn write_lexer(l: &crate::lexer::Lexer, w: &mut SectionWriter) {
     let p = l.parts();
     w.bytes(&p.classes[..]).u32(p.n_classes).u32(p.n_states);
-    w.u32s(p.cont_row)
-        .u32s(p.cont_rows)
-        .u32s(p.emit_row)
-        .u32s(p.emit_rows)
-        .u32s(p.winner);
-    w.u32s(p.comp_offsets)
-        .u32s(&p.comp.iter().map(|t| t.0).collect::<Vec<_>>())
-        .u32(p.n_terminals);
+    w.u32s(p.cont_row).u32s(p.cont_rows).u32s(p.emit_row).u32s(p.emit_rows).u32s(p.winner);
+    w.u32s(p.comp_offsets).u32s(&p.comp.iter().map(|t| t.0).collect::<Vec<_>>()).u32(p.n_terminals);
     w.bytes(&p.ignored.iter().map(|&b| b as u8).collect::<Vec<_>>());
 }
 
 fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
-    let classes: [u8; 256] = r
-        .bytes()?
-        .try_into()
-        .map_err(|_| r.corrupt("byte class table"))?;
+    let classes: [u8; 256] = r.bytes()?.try_into().map_err(|_| r.corrupt("byte class table"))?;
     let (n_classes, n_states) = (r.u32()?, r.u32()?);
     let (cont_row, cont_rows, emit_row, emit_rows) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
     let (winner, comp_offsets) = (r.u32s()?, r.u32s()?);
-    let comp: Vec<crate::ids::TerminalId> =
-        r.u32s()?.into_iter().map(crate::ids::TerminalId).collect();
+    let comp: Vec<crate::ids::TerminalId> = r.u32s()?.into_iter().map(crate::ids::TerminalId).collect();
     let n_terminals = r.u32()?;
     let ignored_b = r.bytes()?;
     if ignored_b.iter().any(|&b| b > 1) {

@@ -181,11 +181,7 @@ impl Analysis {
             let mut changed = false;
             for (lhs, rhs) in &rules {
                 let l = *lhs as usize;
-                if !nullable[l]
-                    && rhs
-                        .iter()
-                        .all(|s| matches!(*s, Symbol::N(n) if nullable[n.index()]))
-                {
+                if !nullable[l] && rhs.iter().all(|s| matches!(*s, Symbol::N(n) if nullable[n.index()])) {
                     nullable[l] = true;
                     changed = true;
                 }
@@ -300,8 +296,7 @@ impl Analysis {
             c.dedup();
             groups.entry(c).or_default().push(TerminalId::new(t));
         }
-        let mut classes: Vec<Vec<TerminalId>> =
-            groups.into_values().filter(|g| g.len() >= 2).collect();
+        let mut classes: Vec<Vec<TerminalId>> = groups.into_values().filter(|g| g.len() >= 2).collect();
         for c in &mut classes {
             c.sort();
         }
@@ -372,9 +367,7 @@ impl Analysis {
     /// Exact (on the trimmed grammar): `successor(x, y) == !is_never_legal(x, [y])`.
     pub fn successor(&self, x: TerminalId, y: TerminalId) -> bool {
         let (x, y) = (x.index(), y.index());
-        x < self.n_terms
-            && y < self.n_terms
-            && self.succ[x * self.words + y / 64] >> (y % 64) & 1 == 1
+        x < self.n_terms && y < self.n_terms && self.succ[x * self.words + y / 64] >> (y % 64) & 1 == 1
     }
 
     /// `∀P: P·x·s ∉ Lp`, i.e. no sentence contains `x·s`. Exact. Cached.
@@ -507,12 +500,7 @@ impl Analysis {
             }
             prev = t;
         }
-        let key = (
-            std::iter::once(x.0)
-                .chain(s.iter().map(|t| t.0))
-                .collect::<Vec<u32>>(),
-            max_stack,
-        );
+        let key = (std::iter::once(x.0).chain(s.iter().map(|t| t.0)).collect::<Vec<u32>>(), max_stack);
         if let Some(&v) = self.always_cache.borrow().get(&key) {
             return v;
         }
@@ -533,10 +521,7 @@ impl Analysis {
     /// ε-coaccessibility least fixpoint on the debt NFA (module docs).
     fn first_has(&self, a: usize, y: TerminalId) -> bool {
         let i = y.index();
-        self.first
-            .get(a)
-            .and_then(|row| row.get(i / 64))
-            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        self.first.get(a).and_then(|row| row.get(i / 64)).is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 
     fn explore(&self, x: u32, s: &[TerminalId], max_stack: usize) -> bool {
@@ -563,10 +548,7 @@ impl Analysis {
             let pda = &self.pda;
             let nd = if pos as usize == s.len() {
                 0
-            } else if pda
-                .begin_nt(q)
-                .is_some_and(|a| pos as usize + 1 == s.len() && self.first_has(a, s[pos as usize]))
-            {
+            } else if pda.begin_nt(q).is_some_and(|a| pos as usize + 1 == s.len() && self.first_has(a, s[pos as usize])) {
                 // Summarised descent: `•A` with one symbol Y left and Y ∈ FIRST(A).
                 // A leftmost derivation of A reaches Y by pushes and by pops of
                 // symbols it pushed itself (no borrowing), so a final node is
@@ -578,11 +560,7 @@ impl Analysis {
                         succs.push(id);
                     }
                 }
-                if succs.is_empty() {
-                    inf
-                } else {
-                    1
-                }
+                if succs.is_empty() { inf } else { 1 }
             } else if q == pda.end() {
                 inf
             } else if st != 0 {
@@ -613,11 +591,7 @@ impl Analysis {
                         }
                     }
                 }
-                if ok {
-                    succs.len() as u32
-                } else {
-                    inf
-                }
+                if ok { succs.len() as u32 } else { inf }
             };
             need.push(nd);
             if nd != inf && nd != 0 {
@@ -781,13 +755,7 @@ impl Pda {
             pop.push((nt32 + 2 * nn32, NONE, NONE));
             poppable[(nt32 + nn32 + start) as usize].push(z0);
         }
-        Pda {
-            nt: nt32,
-            nn: nn32,
-            pop,
-            poppable,
-            begin,
-        }
+        Pda { nt: nt32, nn: nn32, pop, poppable, begin }
     }
 
     /// `Some(A)` when `q` is `•A`.
@@ -880,42 +848,28 @@ mod tests {
                 let rhs = alt
                     .split_whitespace()
                     .map(|w| {
-                        if w.chars()
-                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-                        {
+                        if w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
                             Symbol::T(TerminalId::new(intern(&mut terms, w)))
                         } else {
                             Symbol::N(NonterminalId::new(intern(&mut nts, w)))
                         }
                     })
                     .collect();
-                rules.push(Rule {
-                    lhs,
-                    rhs,
-                    span: Span::default(),
-                });
+                rules.push(Rule { lhs, rhs, span: Span::default() });
             }
         }
         Cfg {
             terminals: terms
                 .into_iter()
                 .map(|name| TerminalDef {
-                    pattern: TerminalPattern::Regex {
-                        regex: name.clone(),
-                    },
+                    pattern: TerminalPattern::Regex { regex: name.clone() },
                     name,
                     priority: 0,
                     ignored: false,
                     span: Span::default(),
                 })
                 .collect(),
-            nonterminals: nts
-                .into_iter()
-                .map(|name| NonterminalDef {
-                    name,
-                    span: Span::default(),
-                })
-                .collect(),
+            nonterminals: nts.into_iter().map(|name| NonterminalDef { name, span: Span::default() }).collect(),
             rules,
             start: NonterminalId(0),
             indent: None,
@@ -923,10 +877,7 @@ mod tests {
     }
 
     fn ts(cfg: &Cfg, names: &str) -> Vec<TerminalId> {
-        names
-            .split_whitespace()
-            .map(|n| cfg.terminal_by_name(n).expect(n))
-            .collect()
+        names.split_whitespace().map(|n| cfg.terminal_by_name(n).expect(n)).collect()
     }
 
     // ---------------------------------------------------------------------
@@ -964,11 +915,7 @@ mod tests {
             let rules: Vec<(usize, Vec<Symbol>)> = cfg
                 .rules
                 .iter()
-                .filter(|r| {
-                    r.rhs
-                        .iter()
-                        .all(|s| !matches!(s, Symbol::N(n) if !prod[n.index()]))
-                })
+                .filter(|r| r.rhs.iter().all(|s| !matches!(s, Symbol::N(n) if !prod[n.index()])))
                 .map(|r| (r.lhs.index(), r.rhs.clone()))
                 .collect();
             let mut nullable = vec![false; nn];
@@ -976,22 +923,13 @@ mod tests {
             while changed {
                 changed = false;
                 for (l, rhs) in &rules {
-                    if !nullable[*l]
-                        && rhs
-                            .iter()
-                            .all(|s| matches!(s, Symbol::N(n) if nullable[n.index()]))
-                    {
+                    if !nullable[*l] && rhs.iter().all(|s| matches!(s, Symbol::N(n) if nullable[n.index()])) {
                         nullable[*l] = true;
                         changed = true;
                     }
                 }
             }
-            Oracle {
-                rules,
-                nullable,
-                start: cfg.start.index(),
-                nonempty: prod[cfg.start.index()],
-            }
+            Oracle { rules, nullable, start: cfg.start.index(), nonempty: prod[cfg.start.index()] }
         }
 
         fn close(&self, chart: &mut [Vec<Item>]) {
@@ -1021,9 +959,7 @@ mod tests {
                     let waiting: Vec<Item> = chart[o]
                         .iter()
                         .copied()
-                        .filter(|&(r2, d2, _)| {
-                            self.rules[r2].1.get(d2) == Some(&Symbol::N(NonterminalId::new(*lhs)))
-                        })
+                        .filter(|&(r2, d2, _)| self.rules[r2].1.get(d2) == Some(&Symbol::N(NonterminalId::new(*lhs))))
                         .collect();
                     for (r2, d2, o2) in waiting {
                         add(chart, (r2, d2 + 1, o2));
@@ -1064,9 +1000,11 @@ mod tests {
         }
 
         fn complete(&self, chart: &[Vec<Item>]) -> bool {
-            chart.last().unwrap().iter().any(|&(r, d, o)| {
-                o == 0 && self.rules[r].0 == self.start && d == self.rules[r].1.len()
-            })
+            chart
+                .last()
+                .unwrap()
+                .iter()
+                .any(|&(r, d, o)| o == 0 && self.rules[r].0 == self.start && d == self.rules[r].1.len())
         }
 
         fn accepts(&self, w: &[u32]) -> bool {
@@ -1122,10 +1060,7 @@ mod tests {
                 }
                 let mut v = w[..q].to_vec();
                 v.push(t);
-                (0..=v.len().min(m))
-                    .rev()
-                    .find(|&l| v[v.len() - l..] == w[..l])
-                    .unwrap()
+                (0..=v.len().min(m)).rev().find(|&l| v[v.len() - l..] == w[..l]).unwrap()
             };
             let idx = |a: usize, p: usize, q: usize| (a * k + p) * k + q;
             let mut best: Vec<Option<Vec<u32>>> = vec![None; nn * k * k];
@@ -1194,26 +1129,14 @@ mod tests {
         assert!(a.is_always_legal(ta, &[ta], 4));
         assert!(a.is_always_legal(ta, &[tb], 4));
         assert!(a.is_never_legal(tb, &[ta]));
-        assert!(
-            !a.is_never_legal(ta, &[tb])
-                && !a.is_never_legal(tb, &[tb])
-                && !a.is_never_legal(ta, &[ta])
-        );
-        assert!(
-            !a.is_always_legal(tb, &[tb], 8),
-            "b b is unknown (in fact false), never proven"
-        );
+        assert!(!a.is_never_legal(ta, &[tb]) && !a.is_never_legal(tb, &[tb]) && !a.is_never_legal(ta, &[ta]));
+        assert!(!a.is_always_legal(tb, &[tb], 8), "b b is unknown (in fact false), never proven");
         assert!(!a.is_always_legal(tb, &[ta], 8));
         // Longer continuations: a·(a a b) always legal; a·(b b) is not (P = ε).
         assert!(a.is_always_legal(ta, &[ta, ta, tb], 4));
         assert!(a.is_always_legal(ta, &[ta, tb, tb], 4));
         assert!(!a.is_always_legal(ta, &[tb, tb], 8));
-        assert!(
-            a.successor(ta, tb)
-                && a.successor(tb, tb)
-                && a.successor(ta, ta)
-                && !a.successor(tb, ta)
-        );
+        assert!(a.successor(ta, tb) && a.successor(tb, tb) && a.successor(ta, ta) && !a.successor(tb, ta));
         assert!(a.interchangeable_classes().is_empty());
         // max_stack 0 forbids the push after the borrowed pop: unknown.
         assert!(!a.is_always_legal(ta, &[tb], 0));
@@ -1252,10 +1175,7 @@ mod tests {
         assert!(!a.is_never_legal(t("NAME"), &v("LPAR RPAR")));
         assert!(a.is_never_legal(t("COMMA"), &v("NAME NUMBER")));
         assert!(a.is_never_legal(t("TILDE"), &v("RPAR")));
-        assert_eq!(
-            a.interchangeable_classes(),
-            vec![v("PLUS MINUS"), v("STAR SLASH")]
-        );
+        assert_eq!(a.interchangeable_classes(), vec![v("PLUS MINUS"), v("STAR SLASH")]);
         assert_eq!(a.class_rep(t("MINUS")), t("PLUS"));
         assert_eq!(a.class_rep(t("TILDE")), t("TILDE"));
         // §6.1: MINUS·(MINUS NAME) always legal ⇒ (MINUS MINUS NAME) ~ (MINUS).
@@ -1274,19 +1194,12 @@ mod tests {
         let v = |s: &str| ts(&cfg, s);
         let (ta, tb, tc, td) = (v("A")[0], v("B")[0], v("C")[0], v("D")[0]);
         assert!(a.is_live(ta) && a.is_live(tb) && !a.is_live(tc) && !a.is_live(td));
-        assert!(
-            a.is_never_legal(ta, &[tc]) && a.is_never_legal(tc, &[]) && !a.is_never_legal(ta, &[])
-        );
+        assert!(a.is_never_legal(ta, &[tc]) && a.is_never_legal(tc, &[]) && !a.is_never_legal(ta, &[]));
         assert!(a.is_always_legal(tc, &[ta], 4), "vacuous for a dead X");
         assert!(!a.is_always_legal(ta, &[tc], 4));
-        assert!(
-            a.interchangeable_classes().is_empty(),
-            "dead terminals form no class"
-        );
+        assert!(a.interchangeable_classes().is_empty(), "dead terminals form no class");
         let far = TerminalId(999);
-        assert!(
-            a.is_never_legal(far, &[ta]) && a.is_never_legal(ta, &[far]) && !a.successor(far, ta)
-        );
+        assert!(a.is_never_legal(far, &[ta]) && a.is_never_legal(ta, &[far]) && !a.successor(far, ta));
         assert!(!a.is_always_legal(ta, &[far], 4));
         assert_eq!(a.class_rep(far), far);
         // Empty language.
@@ -1299,13 +1212,7 @@ mod tests {
 
     fn random_cfg(nt: usize, nn: usize, rules: &[(usize, Vec<usize>)]) -> Cfg {
         let mut text = String::new();
-        let name = |c: usize| {
-            if c < 4 {
-                format!("T{}", c % nt)
-            } else {
-                format!("n{}", (c - 4) % nn)
-            }
-        };
+        let name = |c: usize| if c < 4 { format!("T{}", c % nt) } else { format!("n{}", (c - 4) % nn) };
         // Mention every terminal and nonterminal first so ids are fixed: T0.. and n0 (start)...
         let mut lines: Vec<Vec<String>> = vec![Vec::new(); nn];
         for (i, (lhs, rhs)) in rules.iter().enumerate() {
@@ -1338,12 +1245,7 @@ mod tests {
         for r in &mut cfg.rules {
             for s in &mut r.rhs {
                 if let Symbol::T(t) = s {
-                    *t = TerminalId::new(
-                        terms
-                            .iter()
-                            .position(|d| d.name == old[t.index()].name)
-                            .unwrap(),
-                    );
+                    *t = TerminalId::new(terms.iter().position(|d| d.name == old[t.index()].name).unwrap());
                 }
             }
         }
@@ -1352,11 +1254,7 @@ mod tests {
     }
 
     fn grammar_strategy() -> impl Strategy<Value = Cfg> {
-        (
-            2..=4usize,
-            2..=4usize,
-            prop::collection::vec((0..4usize, prop::collection::vec(0..8usize, 0..=3)), 2..=9),
-        )
+        (2..=4usize, 2..=4usize, prop::collection::vec((0..4usize, prop::collection::vec(0..8usize, 0..=3)), 2..=9))
             .prop_map(|(nt, nn, rules)| random_cfg(nt, nn, &rules))
     }
 
@@ -1383,12 +1281,8 @@ mod tests {
         let o = Oracle::new(cfg);
         let (lp, l) = o.lang(nt, BOUND);
         let tid = |v: &[u32]| v.iter().map(|&t| TerminalId(t)).collect::<Vec<_>>();
-        let windows: HashSet<Vec<u32>> = lp
-            .iter()
-            .flat_map(|w| {
-                (0..w.len()).flat_map(move |i| (i + 1..=w.len()).map(move |j| w[i..j].to_vec()))
-            })
-            .collect();
+        let windows: HashSet<Vec<u32>> =
+            lp.iter().flat_map(|w| (0..w.len()).flat_map(move |i| (i + 1..=w.len()).map(move |j| w[i..j].to_vec()))).collect();
         let mut by_last: HashMap<u32, Vec<&Vec<u32>>> = HashMap::new();
         for w in &lp {
             if let Some(&x) = w.last() {
@@ -1399,18 +1293,10 @@ mod tests {
 
         for x in 0..nt as u32 {
             let tx = TerminalId(x);
-            assert_eq!(
-                a.is_live(tx),
-                o.shortest_containing(cfg.nonterminals.len(), &[x])
-                    .is_some()
-            );
+            assert_eq!(a.is_live(tx), o.shortest_containing(cfg.nonterminals.len(), &[x]).is_some());
             for y in 0..nt as u32 {
                 let bh = a.live[x as usize] && a.live[y as usize] && a.bar_hillel_nonempty(&[x, y]);
-                assert_eq!(
-                    a.successor(tx, TerminalId(y)),
-                    bh,
-                    "successor vs Bar-Hillel {x} {y}"
-                );
+                assert_eq!(a.successor(tx, TerminalId(y)), bh, "successor vs Bar-Hillel {x} {y}");
             }
             for s in sequences(nt, 3) {
                 let w = cat(&[x], &s);
@@ -1420,23 +1306,13 @@ mod tests {
                 let wit = o.shortest_containing(cfg.nonterminals.len(), &w);
                 assert_eq!(never, wit.is_none(), "never_legal {w:?} witness {wit:?}");
                 if let Some(v) = &wit {
-                    assert!(
-                        o.accepts(v) && contains_window(v, &w),
-                        "bad witness {v:?} for {w:?}"
-                    );
+                    assert!(o.accepts(v) && contains_window(v, &w), "bad witness {v:?} for {w:?}");
                 }
                 if never {
-                    assert!(
-                        !windows.contains(&w),
-                        "{w:?} occurs in an enumerated prefix"
-                    );
+                    assert!(!windows.contains(&w), "{w:?} occurs in an enumerated prefix");
                 }
                 if s.len() >= 2 && a.live[x as usize] && s.iter().all(|&t| a.live[t as usize]) {
-                    assert_eq!(
-                        never,
-                        !a.bar_hillel_nonempty(&w),
-                        "shortcut vs Bar-Hillel {w:?}"
-                    );
+                    assert_eq!(never, !a.bar_hillel_nonempty(&w), "shortcut vs Bar-Hillel {w:?}");
                 }
                 // is_always_legal: sound on every enumerated P·x ∈ Lp.
                 let always = a.is_always_legal(tx, &ts, MAX_STACK);
@@ -1444,11 +1320,7 @@ mod tests {
                     assert!(!(a.is_live(tx) && never), "always and never legal: {w:?}");
                     for p in by_last.get(&x).into_iter().flatten() {
                         if p.len() + s.len() <= BOUND {
-                            assert!(
-                                lp.contains(&cat(p, &s)),
-                                "always_legal({x}, {s:?}) but {:?} ∉ Lp",
-                                cat(p, &s)
-                            );
+                            assert!(lp.contains(&cat(p, &s)), "always_legal({x}, {s:?}) but {:?} ∉ Lp", cat(p, &s));
                         }
                     }
                 }
@@ -1457,27 +1329,14 @@ mod tests {
                 assert!(m >= 1 && m <= s.len());
                 if m < s.len() {
                     for p in lp.iter().filter(|p| p.len() + s.len() <= BOUND) {
-                        assert_eq!(
-                            lp.contains(&cat(p, &s)),
-                            lp.contains(&cat(p, &s[..m])),
-                            "truncate {s:?} to {m} after {p:?}"
-                        );
+                        assert_eq!(lp.contains(&cat(p, &s)), lp.contains(&cat(p, &s[..m])), "truncate {s:?} to {m} after {p:?}");
                     }
                 }
                 let m0 = a.truncate_after(tx, &ts, MAX_STACK);
                 assert!(m0 <= m);
                 if m0 < s.len() {
-                    for p in by_last
-                        .get(&x)
-                        .into_iter()
-                        .flatten()
-                        .filter(|p| p.len() + s.len() <= BOUND)
-                    {
-                        assert_eq!(
-                            lp.contains(&cat(p, &s)),
-                            lp.contains(&cat(p, &s[..m0])),
-                            "truncate_after {x} {s:?} to {m0} after {p:?}"
-                        );
+                    for p in by_last.get(&x).into_iter().flatten().filter(|p| p.len() + s.len() <= BOUND) {
+                        assert_eq!(lp.contains(&cat(p, &s)), lp.contains(&cat(p, &s[..m0])), "truncate_after {x} {s:?} to {m0} after {p:?}");
                     }
                 }
             }
@@ -1492,10 +1351,7 @@ mod tests {
                             for i in (0..w.len()).filter(|&i| w[i] == y1.0) {
                                 let mut v = w.clone();
                                 v[i] = y2.0;
-                                assert!(
-                                    set.contains(&v),
-                                    "{y1:?}~{y2:?} but swapping {w:?} leaves {what}"
-                                );
+                                assert!(set.contains(&v), "{y1:?}~{y2:?} but swapping {w:?} leaves {what}");
                             }
                         }
                     }
@@ -1579,9 +1435,7 @@ mod tests {
         let cfg = g("s: A A A B");
         let a = Analysis::new(&cfg);
         let v = |s: &str| ts(&cfg, s);
-        assert!(
-            !a.is_never_legal(v("A")[0], &v("A B")) && !a.is_never_legal(v("A")[0], &v("A A B"))
-        );
+        assert!(!a.is_never_legal(v("A")[0], &v("A B")) && !a.is_never_legal(v("A")[0], &v("A A B")));
         assert!(a.is_never_legal(v("A")[0], &v("A A A")));
         for w in sequences(3, 5) {
             let (tmap, delta) = kmp_table(&w, 3);
@@ -1590,15 +1444,8 @@ mod tests {
                 for t in 0..3u32 {
                     let mut u = w[..p].to_vec();
                     u.push(t);
-                    let naive = (0..=u.len().min(m))
-                        .rev()
-                        .find(|&l| u[u.len() - l..] == w[..l])
-                        .unwrap();
-                    let got = if tmap[t as usize] == NONE {
-                        0
-                    } else {
-                        delta[tmap[t as usize] as usize * (m + 1) + p] as usize
-                    };
+                    let naive = (0..=u.len().min(m)).rev().find(|&l| u[u.len() - l..] == w[..l]).unwrap();
+                    let got = if tmap[t as usize] == NONE { 0 } else { delta[tmap[t as usize] as usize * (m + 1) + p] as usize };
                     assert_eq!(got, naive, "w {w:?} p {p} t {t}");
                 }
             }
@@ -1611,12 +1458,7 @@ mod tests {
         let a = Analysis::new(&cfg);
         let v = |s: &str| ts(&cfg, s);
         let (ta, tb, tc) = (v("A")[0], v("B")[0], v("C")[0]);
-        assert!(
-            a.successor(ta, tb)
-                && a.successor(ta, tc)
-                && a.successor(tc, tb)
-                && a.successor(tc, tc)
-        );
+        assert!(a.successor(ta, tb) && a.successor(ta, tc) && a.successor(tc, tb) && a.successor(tc, tc));
         assert!(!a.successor(tb, ta) && !a.successor(tb, tc));
         check_grammar(&cfg);
     }
@@ -1752,40 +1594,25 @@ mod tests {
         assert!(a.is_always_legal(t("DEF"), &v("NAME"), 6));
         assert!(a.is_never_legal(t("DEF"), &v("ASYNC")));
         assert!(a.is_always_legal(t("PLUS"), &v("MINUS"), 8));
-        assert!(
-            !a.is_always_legal(t("PLUS"), &v("MINUS NAME LPAR"), 8),
-            "needs a local stack of 9"
-        );
+        assert!(!a.is_always_legal(t("PLUS"), &v("MINUS NAME LPAR"), 8), "needs a local stack of 9");
         assert!(a.is_always_legal(t("PLUS"), &v("MINUS NAME LPAR"), 12));
         // `case -1`: here MINUS can be followed by a number only.
         assert!(!a.is_always_legal(t("MINUS"), &v("MINUS"), 8));
         let classes = a.interchangeable_classes();
-        let has = |names: &str| {
-            classes.contains(&{
-                let mut c = v(names);
-                c.sort();
-                c
-            })
-        };
+        let has = |names: &str| classes.contains(&{
+            let mut c = v(names);
+            c.sort();
+            c
+        });
         assert!(has("PLUSEQ MINUSEQ STAREQ SLASHEQ PERCENTEQ AMPEQ BAREQ CIRCEQ LSHIFTEQ RSHIFTEQ DSTAREQ DSLASHEQ ATEQ"), "{classes:?}");
-        assert!(
-            has("LSHIFT RSHIFT")
-                && has("PERCENT DSLASH")
-                && has("HEX_NUMBER OCT_NUMBER BIN_NUMBER FLOAT_NUMBER IMAG_NUMBER DEC_NUMBER")
-        );
+        assert!(has("LSHIFT RSHIFT") && has("PERCENT DSLASH") && has("HEX_NUMBER OCT_NUMBER BIN_NUMBER FLOAT_NUMBER IMAG_NUMBER DEC_NUMBER"));
         assert!(has("LESSTHAN MORETHAN EQEQ NOTEQ LESSEQ MOREEQ LTGT"));
-        assert!(
-            !classes.iter().any(|c| c.contains(&t("PLUS"))),
-            "MINUS also occurs in literal_pattern"
-        );
+        assert!(!classes.iter().any(|c| c.contains(&t("PLUS"))), "MINUS also occurs in literal_pattern");
         // successor == Bar-Hillel on all pairs.
         let nt = cfg.terminals.len() as u32;
         for x in 0..nt {
             for y in 0..nt {
-                assert_eq!(
-                    a.successor(TerminalId(x), TerminalId(y)),
-                    a.bar_hillel_nonempty(&[x, y])
-                );
+                assert_eq!(a.successor(TerminalId(x), TerminalId(y)), a.bar_hillel_nonempty(&[x, y]));
             }
         }
     }
@@ -1806,10 +1633,7 @@ mod tests {
             a.pda.pop.len(),
             t0.elapsed()
         );
-        println!(
-            "interchangeable classes: {}",
-            a.interchangeable_classes().len()
-        );
+        println!("interchangeable classes: {}", a.interchangeable_classes().len());
         let t0 = Instant::now();
         let mut ne = 0;
         for x in 0..nt as u32 {
@@ -1817,16 +1641,9 @@ mod tests {
                 ne += !a.bar_hillel_nonempty(&[x, y]) as usize;
             }
         }
-        println!(
-            "Bar-Hillel, all {} pairs (no shortcut, no cache): {:?}, never-legal {}",
-            nt * nt,
-            t0.elapsed(),
-            ne
-        );
-        let pairs: Vec<(u32, u32)> = (0..nt as u32)
-            .flat_map(|x| (0..nt as u32).map(move |y| (x, y)))
-            .filter(|&(x, y)| a.successor(TerminalId(x), TerminalId(y)))
-            .collect();
+        println!("Bar-Hillel, all {} pairs (no shortcut, no cache): {:?}, never-legal {}", nt * nt, t0.elapsed(), ne);
+        let pairs: Vec<(u32, u32)> =
+            (0..nt as u32).flat_map(|x| (0..nt as u32).map(move |y| (x, y))).filter(|&(x, y)| a.successor(TerminalId(x), TerminalId(y))).collect();
         let t0 = Instant::now();
         let mut n3 = 0;
         let mut ne3 = 0;
@@ -1834,15 +1651,11 @@ mod tests {
             for z in 0..nt as u32 {
                 if a.successor(TerminalId(y), TerminalId(z)) {
                     n3 += 1;
-                    ne3 +=
-                        a.is_never_legal(TerminalId(x), &[TerminalId(y), TerminalId(z)]) as usize;
+                    ne3 += a.is_never_legal(TerminalId(x), &[TerminalId(y), TerminalId(z)]) as usize;
                 }
             }
         }
-        println!(
-            "Bar-Hillel, {n3} triples x·y·z with successor pairs: {:?}, never-legal {ne3}",
-            t0.elapsed()
-        );
+        println!("Bar-Hillel, {n3} triples x·y·z with successor pairs: {:?}, never-legal {ne3}", t0.elapsed());
         for ms in [4, 6, 8, 12] {
             let a = Analysis::new(&cfg);
             let t0 = Instant::now();
@@ -1850,11 +1663,7 @@ mod tests {
             for &(x, y) in &pairs {
                 yes += a.is_always_legal(TerminalId(x), &[TerminalId(y)], ms) as usize;
             }
-            println!(
-                "is_always_legal max_stack {ms}: {} successor pairs, {:?}, proven {yes}",
-                pairs.len(),
-                t0.elapsed()
-            );
+            println!("is_always_legal max_stack {ms}: {} successor pairs, {:?}, proven {yes}", pairs.len(), t0.elapsed());
         }
     }
 
@@ -1877,21 +1686,16 @@ mod tests {
                     continue;
                 }
                 for y in 0..nt as u32 {
-                    let ok = lp
-                        .iter()
-                        .filter(|p| p.last() == Some(&x) && p.len() < 9)
-                        .all(|p| {
-                            let mut q = (*p).clone();
-                            q.push(y);
-                            lp.contains(&q)
-                        });
+                    let ok = lp.iter().filter(|p| p.last() == Some(&x) && p.len() < 9).all(|p| {
+                        let mut q = (*p).clone();
+                        q.push(y);
+                        lp.contains(&q)
+                    });
                     truth += ok as usize;
                     proven += a.is_always_legal(TerminalId(x), &[TerminalId(y)], 8) as usize;
                 }
             }
         }
-        println!(
-            "random grammars: always-legal pairs true up to length 9: {truth}, proven: {proven}"
-        );
+        println!("random grammars: always-legal pairs true up to length 9: {truth}, proven: {proven}");
     }
 }

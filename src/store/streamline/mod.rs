@@ -23,11 +23,7 @@ pub struct StreamlineOptions {
 
 impl Default for StreamlineOptions {
     fn default() -> Self {
-        StreamlineOptions {
-            max_stack: 8,
-            max_stack_pairs: 8,
-            contexts: true,
-        }
+        StreamlineOptions { max_stack: 8, max_stack_pairs: 8, contexts: true }
     }
 }
 
@@ -252,22 +248,14 @@ pub fn streamline(
     let clean_seq = |s: &[u32]| !s.is_empty() && s.iter().all(|&y| y < n_terms && y != newline);
     // The part of a sequence before its first newline or event: the layout
     // feeds it unchanged, so "never legal" reasoning applies to it.
-    let clean_prefix = |s: &[u32]| -> usize {
-        s.iter()
-            .position(|&y| y >= n_terms || y == newline)
-            .unwrap_or(s.len())
-    };
+    let clean_prefix = |s: &[u32]| -> usize { s.iter().position(|&y| y >= n_terms || y == newline).unwrap_or(s.len()) };
     let count = |e: &[Entries]| e.iter().map(|v| v.len() as u64).sum::<u64>();
     let mut rep = StreamlineReport::default();
     rep.steps.push(("raw".into(), count(entries)));
     rep.interchangeable = an
         .interchangeable_classes()
         .iter()
-        .map(|c| {
-            c.iter()
-                .map(|t| cfg.terminals[t.index()].display_name())
-                .collect()
-        })
+        .map(|c| c.iter().map(|t| cfg.terminals[t.index()].display_name()).collect())
         .collect();
     let terms = |s: &[u32]| -> Vec<TerminalId> { s.iter().map(|&y| TerminalId(y)).collect() };
     let mut millis = vec![("analysis".to_string(), t0.elapsed().as_millis() as u64)];
@@ -306,8 +294,7 @@ pub fn streamline(
             let p = &s[..clean_prefix(s)];
             p.is_empty()
                 || (an.successor(TerminalId(x), TerminalId(p[0]))
-                    && p.windows(2)
-                        .all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
+                    && p.windows(2).all(|w| an.successor(TerminalId(w[0]), TerminalId(w[1]))))
         });
     }
     rep.steps.push(("2 successor graph".into(), count(entries)));
@@ -356,11 +343,7 @@ pub fn streamline(
                 merge(list);
             }
         }
-        let name = if step == 3 {
-            "3 pairs always/never"
-        } else {
-            "4 sequences always/never"
-        };
+        let name = if step == 3 { "3 pairs always/never" } else { "4 sequences always/never" };
         rep.steps.push((name.into(), count(entries)));
         millis.push((name.into(), t.elapsed().as_millis() as u64));
     }
@@ -401,19 +384,9 @@ enum Verdict {
     Truncate(usize),
 }
 
-fn verdict(
-    an: &Analysis,
-    x: u32,
-    s: &[TerminalId],
-    step: u32,
-    opts: &StreamlineOptions,
-) -> Verdict {
+fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, opts: &StreamlineOptions) -> Verdict {
     let x = TerminalId(x);
-    let max_stack = if step == 3 {
-        opts.max_stack_pairs
-    } else {
-        opts.max_stack
-    };
+    let max_stack = if step == 3 { opts.max_stack_pairs } else { opts.max_stack };
     if step == 3 {
         // Pair facts only: (X, Y1) and adjacent pairs (Yi, Yi+1).
         if s.len() == 1 {
