@@ -21,10 +21,13 @@ use crate::error::Result;
 use crate::ids::TokenId;
 use crate::parser::indent::{IncCursor, IncParser, Sym};
 use crate::store::walk::{self, NO_TARGET};
-use crate::store::{MaskStore, QId, VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
+use crate::store::{MaskStore, QId, NONE, VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::rc::Rc;
+
+/// `level_class` entry not looked up yet (`NONE`: no class).
+const UNSET: u32 = NONE - 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Config {
@@ -147,6 +150,11 @@ impl Matcher {
         let mut calls = 0u64;
         let (mut first, mut first_rej) = (0u64, 0u64);
         let mut levels: Vec<IncCursor<'_>> = Vec::with_capacity(16);
+        // Per level k >= 1: the context class of `levels[k]` for `seq[k-1]`
+        // (looked up once per level, shared by the entries with that prefix).
+        let mut level_class: Vec<u32> = Vec::with_capacity(16);
+        let has_ctx = !st.ctx.is_empty();
+        let newline = g.indent.as_ref().map_or(NONE, |r| r.newline);
         for c in &state.configs {
             if let Some(s) = st.always(c.q) {
                 st.sets.or_into(s, out);
@@ -164,8 +172,6 @@ impl Matcher {
             }
             // Beyond the paper: in a known parser context, most entries have
             // a verdict (legal on every stack below, or on none).
-            let has_ctx = !st.ctx.is_empty();
-            let newline = g.indent.as_ref().map_or(crate::store::NONE, |r| r.newline);
             let class = if !has_ctx {
                 None
             } else {
@@ -173,6 +179,8 @@ impl Matcher {
             };
             levels.clear();
             levels.push(base);
+            level_class.clear();
+            level_class.push(NONE);
             let mut prev: &[u32] = &[];
             let mut dead: usize = usize::MAX;
             for e in range {
@@ -194,6 +202,7 @@ impl Matcher {
                 dead = usize::MAX;
                 prev = seq;
                 levels.truncate(l.min(levels.len() - 1) + 1);
+                level_class.truncate(levels.len());
                 let mut ok = true;
                 let off = st.entry_seq_start(e);
                 for k in levels.len() - 1..seq.len() {
@@ -201,13 +210,18 @@ impl Matcher {
                     // rest of the entry (also when resuming a shared prefix).
                     if k > 0 && has_ctx {
                         let v = st.ctx.pool_vidx[off + k - 1];
-                        if v != crate::store::NONE {
-                            // After an event or a newline, the rest is looked up
-                            // among the sequences that follow a newline.
-                            let y = if g.events.is_event(seq[k - 1]) { newline } else { seq[k - 1] };
-                            let kc = levels[k].context().and_then(|(b, t, mode)| st.ctx.class_of(b, t, mode, y));
-                            if let Some(kc) = kc {
-                                let code = st.ctx.code(kc, v);
+                        if v != NONE {
+                            if level_class[k] == UNSET {
+                                // After an event or a newline, the rest is looked
+                                // up among the sequences that follow a newline.
+                                let y = if g.events.is_event(seq[k - 1]) { newline } else { seq[k - 1] };
+                                level_class[k] = levels[k]
+                                    .context()
+                                    .and_then(|(b, t, mode)| st.ctx.class_of(b, t, mode, y))
+                                    .unwrap_or(NONE);
+                            }
+                            if level_class[k] != NONE {
+                                let code = st.ctx.code(level_class[k], v);
                                 if code != VERDICT_CHECK {
                                     ok = code == VERDICT_ALWAYS;
                                     break;
@@ -225,6 +239,7 @@ impl Matcher {
                         break;
                     }
                     levels.push(cur);
+                    level_class.push(UNSET);
                 }
                 if ok {
                     st.sets.or_into(st.entry_set(e), out);
