@@ -80,7 +80,6 @@ fn context_verdicts(
     };
     // A sequence that follows a pending newline: a real terminal first.
     let after_nl = |s: &[u32]| s.first().is_some_and(|&y| clean_target(y)) && eligible(s);
-    let n_terms = grammar.n_terminals;
     let lr = lr::LrProver::new(&grammar.tables, 16);
     let bracket: Vec<i8> = grammar.indent.as_ref().map_or(Vec::new(), |r| r.bracket.clone());
     let indent = grammar.indent.as_ref().map_or(u32::MAX, |r| r.indent);
@@ -104,15 +103,25 @@ fn context_verdicts(
                 let rest = &s[k + 1..];
                 if clean_target(s[k]) && eligible(rest) {
                     per_x.entry(s[k]).or_default().push(rest.to_vec());
-                } else if newline != u32::MAX && (s[k] == newline || s[k] > n_terms) && after_nl(rest) {
+                } else if newline != u32::MAX && (s[k] == newline || grammar.events.is_event(s[k])) && after_nl(rest) {
                     per_x.entry(newline).or_default().push(rest.to_vec());
                 }
             }
         }
     }
+    let code = |v: lr::Verdict| {
+        if v.good {
+            VERDICT_ALWAYS
+        } else if !v.possible {
+            VERDICT_NEVER
+        } else {
+            VERDICT_CHECK
+        }
+    };
     let mut out = ContextVerdicts::default();
-    // Per target: fraction of its contexts that must check each sequence.
-    let mut check_frac: HashMap<u32, HashMap<Vec<u32>, f64>> = HashMap::new();
+    // Per target: per sequence (in `out.seqs` order), the fraction of its
+    // contexts that must check it.
+    let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::new();
     for (x, mut seqs) in per_x {
         seqs.sort();
         seqs.dedup();
@@ -130,59 +139,53 @@ fn context_verdicts(
         }
         let mut rows: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut checks = vec![0u32; seqs.len()];
+        // For a sequence ending with the newline: (net bracket delta, lowest
+        // running delta) of the part before it, which decide whether the
+        // layout feeds that newline to the parser (per sequence, not per context).
+        let nl_depth: Vec<Option<(i32, i32)>> = seqs
+            .iter()
+            .map(|s| {
+                (s.last() == Some(&newline)).then(|| {
+                    s[..s.len() - 1].iter().fold((0i32, 0i32), |(d, low), &y| {
+                        let d = d + bracket.get(y as usize).copied().unwrap_or(0) as i32;
+                        (d, low.min(d))
+                    })
+                })
+            })
+            .collect();
         for &(s0, t, mode) in &ctxs {
             let inb = mode == MODE_IN_BRACKETS;
-            // What the LR parser is fed for `s`: INDENT first when pending deeper.
-            let lr_seq = |s: &[u32]| -> Vec<u32> {
+            // The verdict of `s` for the LR parser: INDENT first when pending deeper.
+            let verdict = |s: &[u32]| {
                 if mode == MODE_PENDING_INDENT {
-                    std::iter::once(indent).chain(s.iter().copied()).collect()
+                    lr.verdict_in(t, s0, &std::iter::once(indent).chain(s.iter().copied()).collect::<Vec<u32>>())
                 } else {
-                    s.to_vec()
-                }
-            };
-            let code = |v: lr::Verdict| {
-                if v.good {
-                    VERDICT_ALWAYS
-                } else if !v.possible {
-                    VERDICT_NEVER
-                } else {
-                    VERDICT_CHECK
+                    lr.verdict_in(t, s0, s)
                 }
             };
             let row: Vec<u8> = seqs
                 .iter()
-                .map(|s| {
-                    let v = lr.verdict_in(t, s0, &lr_seq(s));
-                    if s.last() == Some(&newline) {
-                        // The layout feeds the trailing newline to the parser
-                        // at bracket depth 0 and drops it inside brackets.
-                        let c = &s[..s.len() - 1];
-                        let v1 = lr.verdict_in(t, s0, &lr_seq(c));
-                        let (mut d, mut low) = (0i32, 0i32);
-                        for &y in c {
-                            d += bracket.get(y as usize).copied().unwrap_or(0) as i32;
-                            low = low.min(d);
-                        }
-                        // Depth after `c` (the layout saturates at 0): known
-                        // from depth 0 when `c` never closes below it; from
-                        // depth >= 1, at least 1 when `c` closes at most one
-                        // level below its start and ends no lower.
-                        let fed = if !inb && low == 0 {
-                            Some(d == 0)
-                        } else if inb && low >= -1 && d >= 0 {
-                            Some(false)
-                        } else {
-                            None // only agreeing readings decide
-                        };
-                        return match fed {
-                            Some(true) => code(v),
-                            Some(false) => code(v1),
-                            None if !v1.possible && !v1.good => VERDICT_NEVER,
-                            None if v1.good && v.good => VERDICT_ALWAYS,
-                            None => VERDICT_CHECK,
-                        } as u8;
-                    }
-                    code(v) as u8
+                .zip(&nl_depth)
+                .map(|(s, nl)| {
+                    let Some((d, low)) = *nl else { return code(verdict(s)) as u8 };
+                    // The layout feeds the trailing newline to the parser at
+                    // bracket depth 0 and drops it inside brackets. Depth after
+                    // the rest `c` (the layout saturates at 0): known from depth
+                    // 0 when `c` never closes below it; from depth >= 1, at
+                    // least 1 when `c` closes at most one level below its start
+                    // and ends no lower. Otherwise only agreeing readings decide.
+                    let v1 = verdict(&s[..s.len() - 1]);
+                    (if !inb && low == 0 && d == 0 {
+                        code(verdict(s))
+                    } else if (!inb && low == 0) || (inb && low >= -1 && d >= 0) {
+                        code(v1)
+                    } else if !v1.possible && !v1.good {
+                        VERDICT_NEVER
+                    } else if v1.good && verdict(s).good {
+                        VERDICT_ALWAYS
+                    } else {
+                        VERDICT_CHECK
+                    }) as u8
                 })
                 .collect();
             for (c, &v) in checks.iter_mut().zip(&row) {
@@ -196,10 +199,7 @@ fn context_verdicts(
             out.contexts.push((s0, 4 * t + mode, k));
         }
         lr.clear_memo();
-        let f = check_frac.entry(x).or_default();
-        for (s, c) in seqs.iter().zip(&checks) {
-            f.insert(s.clone(), *c as f64 / ctxs.len() as f64);
-        }
+        check_frac.insert(x, checks.iter().map(|&c| c as f64 / ctxs.len() as f64).collect());
         out.seqs.insert(x, seqs.into_iter().enumerate().map(|(i, s)| (s, i as u32)).collect());
     }
     out.contexts.sort_unstable();
@@ -207,9 +207,10 @@ fn context_verdicts(
     for (q, list) in entries.iter().enumerate() {
         // Positions after a newline keep their full count: their dedent
         // contexts have no verdicts.
-        let f = if clean_target(targets[q]) { check_frac.get(&targets[q]) } else { None };
+        let x = targets[q];
+        let frac = |s: &Vec<u32>| Some(check_frac.get(&x)?[*out.seqs.get(&x)?.get(s)? as usize]);
         for (s, _) in list {
-            expected += f.and_then(|f| f.get(s)).copied().unwrap_or(1.0);
+            expected += if clean_target(x) { frac(s).unwrap_or(1.0) } else { 1.0 };
         }
     }
     (out, expected.round() as u64)
