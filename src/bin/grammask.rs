@@ -647,7 +647,7 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         "set_pool_words": s.sets().data.len(),
         "steps": s.info().step_counts,
         "context_classes": s.context_table().n_classes(),
-        "contexts": s.context_table().ctx_pred_len(),
+        "contexts": s.context_table().n_contexts(),
         "entries_per_position": dist,
         "sections": grammask::store::wire::section_sizes(&bytes)?,
         "load_ms": load_ms,
@@ -663,7 +663,7 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         if !c.is_empty() {
             println!(
                 "parser contexts: {} contexts in {} classes, {} verdict codes ({} bytes)",
-                c.ctx_pred_len(),
+                c.n_contexts(),
                 c.n_classes(),
                 c.n_codes(),
                 c.n_codes().div_ceil(4)

@@ -117,7 +117,7 @@ impl ContextTable {
         self.class_target.len()
     }
     /// Number of parser contexts with a class.
-    pub fn ctx_pred_len(&self) -> usize {
+    pub fn n_contexts(&self) -> usize {
         self.ctx_pred.len()
     }
     /// Number of verdict codes over all classes.

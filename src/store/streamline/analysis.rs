@@ -506,13 +506,7 @@ impl Analysis {
         }
         let dft = self.explore(x.0, s, max_stack);
         let v = dft || self.lr.as_ref().is_some_and(|lr| lr.is_always_legal(x, s));
-        self.proofs.borrow_mut()[if dft {
-            0
-        } else if v {
-            1
-        } else {
-            2
-        }] += 1;
+        self.proofs.borrow_mut()[if dft { 0 } else if v { 1 } else { 2 }] += 1;
         self.always_cache.borrow_mut().insert(key, v);
         v
     }

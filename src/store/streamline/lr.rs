@@ -60,22 +60,10 @@ pub struct Verdict {
     pub possible: bool,
 }
 
-const DONE: Verdict = Verdict {
-    good: true,
-    possible: true,
-};
-const FAIL: Verdict = Verdict {
-    good: false,
-    possible: false,
-};
-const DOUBT: Verdict = Verdict {
-    good: false,
-    possible: true,
-};
-const VACUOUS: Verdict = Verdict {
-    good: true,
-    possible: false,
-};
+const DONE: Verdict = Verdict { good: true, possible: true };
+const FAIL: Verdict = Verdict { good: false, possible: false };
+const DOUBT: Verdict = Verdict { good: false, possible: true };
+const VACUOUS: Verdict = Verdict { good: true, possible: false };
 
 /// Precomputed LR(0) edges of the parse tables, and the node memo.
 pub struct LrProver {
