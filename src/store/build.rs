@@ -349,6 +349,16 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
     let mut entry_vidx: Vec<u32> = Vec::new();
     let mut pool_vidx: Vec<u32> = Vec::new();
     let newline = grammar.indent.as_ref().map_or(NONE, |r| r.newline);
+    // The code index of `seq[k+1..]` among the sequences of `seq[k]` (after an
+    // indentation event: of the newline, since the rest follows a newline).
+    let rest_vidx = |seq: &[u32], k: usize| -> u32 {
+        let y = if grammar.events.is_event(seq[k]) { newline } else { seq[k] };
+        let rest = &seq[k + 1..];
+        if rest.is_empty() {
+            return NONE;
+        }
+        ctx.seqs.get(&y).and_then(|m| m.get(rest)).copied().unwrap_or(NONE)
+    };
     let mut entry_item = Vec::new();
     let (mut item_seq, mut seq_pool, mut item_set) = (Vec::new(), Vec::new(), Vec::new());
     let mut seq_ids: HashMap<&[u32], [u32; 2]> = HashMap::new();
@@ -364,39 +374,25 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
                 checked.push((seq, sets.add(toks)));
             }
         }
-        let range = *shared
-            .entry((if xseqs.is_some() { x } else { NONE }, checked.clone()))
-            .or_insert_with(|| {
-                let lo = entry_item.len() as u32;
-                for &(seq, set) in &checked {
-                    entry_vidx.push(xseqs.and_then(|m| m.get(seq)).copied().unwrap_or(NONE));
-                    let item = *item_ids.entry((seq, set)).or_insert_with(|| {
-                        let range = *seq_ids.entry(seq).or_insert_with(|| {
-                            seq_pool.extend_from_slice(seq);
-                            for k in 0..seq.len() {
-                                let rest = &seq[k + 1..];
-                                pool_vidx.push(if rest.is_empty() {
-                                    NONE
-                                } else {
-                                    // After an event, the rest follows a newline.
-                                    let y = if grammar.events.is_event(seq[k]) { newline } else { seq[k] };
-                                    ctx.seqs
-                                        .get(&y)
-                                        .and_then(|m| m.get(rest))
-                                        .copied()
-                                        .unwrap_or(NONE)
-                                });
-                            }
-                            [(seq_pool.len() - seq.len()) as u32, seq_pool.len() as u32]
-                        });
-                        item_seq.extend_from_slice(&range);
-                        item_set.push(set);
-                        item_set.len() as u32 - 1
+        let key = (if xseqs.is_some() { x } else { NONE }, checked.clone());
+        let range = *shared.entry(key).or_insert_with(|| {
+            let lo = entry_item.len() as u32;
+            for &(seq, set) in &checked {
+                entry_vidx.push(xseqs.and_then(|m| m.get(seq)).copied().unwrap_or(NONE));
+                let item = *item_ids.entry((seq, set)).or_insert_with(|| {
+                    let range = *seq_ids.entry(seq).or_insert_with(|| {
+                        seq_pool.extend_from_slice(seq);
+                        pool_vidx.extend((0..seq.len()).map(|k| rest_vidx(seq, k)));
+                        [(seq_pool.len() - seq.len()) as u32, seq_pool.len() as u32]
                     });
-                    entry_item.push(item);
-                }
-                (lo, entry_item.len() as u32)
-            });
+                    item_seq.extend_from_slice(&range);
+                    item_set.push(set);
+                    item_set.len() as u32 - 1
+                });
+                entry_item.push(item);
+            }
+            (lo, entry_item.len() as u32)
+        });
         q_entries.extend_from_slice(&[range.0, range.1]);
         always.sort_unstable();
         always.dedup();
@@ -423,21 +419,12 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
 
 /// Pack [`ContextVerdicts`](super::streamline::ContextVerdicts) into the
 /// runtime table (empty when there are no classes).
-fn context_table(
-    grammar: &Grammar,
-    ctx: &super::streamline::ContextVerdicts,
-    entry_vidx: Vec<u32>,
-    pool_vidx: Vec<u32>,
-) -> super::ContextTable {
+fn context_table(grammar: &Grammar, ctx: &super::streamline::ContextVerdicts, entry_vidx: Vec<u32>, pool_vidx: Vec<u32>) -> super::ContextTable {
     if ctx.classes.is_empty() {
         return super::ContextTable::default();
     }
     let ns = grammar.tables.n_states() as usize;
-    let mut t = super::ContextTable {
-        entry_vidx,
-        pool_vidx,
-        ..Default::default()
-    };
+    let mut t = super::ContextTable { entry_vidx, pool_vidx, ..Default::default() };
     t.ctx_off = vec![0; ns + 1];
     for &(s, _, _) in &ctx.contexts {
         t.ctx_off[s as usize + 1] += 1;
