@@ -77,10 +77,11 @@ pub struct MaskStore {
 /// terminal `X`, and the layout's mode (see
 /// [`crate::parser::indent::IncCursor::context`]). For the `%indent` newline
 /// terminal `X`, the entries are the sequences that follow a newline (from
-/// their first real terminal on), in the pending modes. For such a context, an entry's sequence may be proven legal
-/// on every stack below (`VERDICT_ALWAYS`: no parser call), on none
-/// (`VERDICT_NEVER`: skipped), or neither (`VERDICT_CHECK`). Contexts of one
-/// target with identical verdict rows share a *class*.
+/// their first real terminal on), in the pending modes. In such a context an
+/// entry's sequence may be proven legal on every stack below
+/// (`VERDICT_ALWAYS`: no parser call), on none (`VERDICT_NEVER`: skipped), or
+/// neither (`VERDICT_CHECK`). Contexts of one target with identical verdict
+/// rows share a *class*.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContextTable {
     /// Per LR state `s`: its contexts are `ctx_off[s]..ctx_off[s+1]` (empty
@@ -100,8 +101,9 @@ pub struct ContextTable {
     pub(crate) entry_vidx: Vec<u32>,
     /// Parallel to `seq_pool`: for symbol `Y = seq[k]`, the code index of the
     /// rest `seq[k+1..]` within `Y`'s classes (`NONE`: none); for an
-    /// indentation event or the newline terminal, within the newline's. Once the matcher
-    /// has fed `seq[..=k]`, the parser's new context may decide the rest.
+    /// indentation event or the newline terminal, within the newline's. Once
+    /// the matcher has fed `seq[..=k]`, the parser's new context may decide
+    /// the rest.
     pub(crate) pool_vidx: Vec<u32>,
 }
 
