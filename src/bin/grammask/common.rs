@@ -1,0 +1,85 @@
+//! Helpers shared by the subcommands.
+
+use grammask::store::MaskStore;
+use grammask::{Error, ErrorKind, Result};
+use std::path::{Path, PathBuf};
+
+pub(crate) fn with_list(mut files: Vec<PathBuf>, list: Option<PathBuf>) -> Result<Vec<PathBuf>> {
+    if let Some(l) = list {
+        let text = String::from_utf8_lossy(&read(&l)?).into_owned();
+        files.extend(text.lines().filter(|s| !s.trim().is_empty()).map(PathBuf::from));
+    }
+    Ok(files)
+}
+
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))
+}
+
+/// Expand directories into their files (recursively, sorted).
+pub(crate) fn expand(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for f in files {
+        if f.is_dir() {
+            let mut stack = vec![f.clone()];
+            while let Some(d) = stack.pop() {
+                let Ok(rd) = std::fs::read_dir(&d) else { continue };
+                let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                entries.sort();
+                for p in entries {
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else {
+                        out.push(p);
+                    }
+                }
+            }
+        } else {
+            out.push(f.clone());
+        }
+    }
+    out
+}
+
+pub(crate) fn peak_rss_mb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+pub(crate) fn load_store(path: &Path) -> Result<MaskStore> {
+    let bytes = read(path)?;
+    MaskStore::from_bytes(&bytes).map_err(|e| Error::new(e.kind(), format!("{}: {}", path.display(), e.message())))
+}
+
+/// Load the tokenizer and make sure the store was built for it.
+pub(crate) fn tokenizer_for(store: &MaskStore, path: &Path) -> Result<tokenizers::Tokenizer> {
+    let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
+    let vocab = grammask::vocab::load::load_tokenizer_file(path, Some(&eos))?;
+    if vocab.fingerprint() != store.vocab().fingerprint() {
+        return Err(Error::new(
+            ErrorKind::BlobTokenizer,
+            format!("the store was built for another tokenizer than {}", path.display()),
+        ));
+    }
+    tokenizers::Tokenizer::from_file(path).map_err(|e| Error::new(ErrorKind::Tokenizer, format!("{}: {e}", path.display())))
+}
+
+/// splitmix64: a small, well-known PRNG (reproducible across platforms).
+pub(crate) struct Rng(pub u64);
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
