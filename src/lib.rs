@@ -1,7 +1,9 @@
 //! grammask: grammar-constrained decoding for LLMs.
 //!
 //! Pipeline (compile once per grammar × tokenizer, run per generated token):
-//! - [`grammar`]: Lark front end → normalized CFG;
+//! - front ends, each emitting the same normalized CFG: [`grammar`] (Lark),
+//!   `schema` (JSON Schema), `regex` (one regex); `constraint` is the one
+//!   compile entry point over all of them (feature `compiler`);
 //! - [`lexer`]: terminal automata → the lexer automaton used for token walks;
 //! - [`parser`]: LALR(1) tables, the incremental parser and the indentation layer;
 //! - [`vocab`]: tokenizer bytes and the token trie;
@@ -16,6 +18,12 @@ pub mod error;
 pub mod hash;
 pub mod ids;
 pub mod grammar;
+#[cfg(feature = "compiler")]
+pub mod schema;
+#[cfg(feature = "compiler")]
+pub mod regex;
+#[cfg(feature = "compiler")]
+pub mod constraint;
 pub mod lexer;
 pub mod parser;
 pub mod vocab;

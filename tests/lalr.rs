@@ -14,7 +14,7 @@ use grammask::ErrorKind;
 /// terminals, lowercase are nonterminals, an empty alternative is ε. The
 /// first rule's lhs is the start symbol.
 fn bnf(src: &str) -> Cfg {
-    let mut cfg = Cfg { terminals: vec![], nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None };
+    let mut cfg = Cfg { terminals: vec![], nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest };
     let span = |line: usize| Span { file: "test.bnf".into(), line: line as u32 + 1, col: 1 };
     fn nt(cfg: &mut Cfg, name: &str, span: Span) -> NonterminalId {
         cfg.nonterminal_by_name(name).unwrap_or_else(|| {
@@ -41,6 +41,7 @@ fn bnf(src: &str) -> Cfg {
                             priority: 0,
                             ignored: false,
                             span: span(ln),
+                            lark: None,
                         });
                         TerminalId::new(cfg.terminals.len() - 1)
                     });
@@ -49,7 +50,7 @@ fn bnf(src: &str) -> Cfg {
                     rhs.push(Symbol::N(nt(&mut cfg, w, span(ln))));
                 }
             }
-            cfg.rules.push(Rule { lhs, rhs, span: span(ln) });
+            cfg.rules.push(Rule::new(lhs, rhs, span(ln)));
         }
     }
     cfg

@@ -25,6 +25,7 @@ fn lit(name: &str, text: &str) -> TerminalDef {
         priority: 0,
         ignored: false,
         span: Span::default(),
+        lark: None,
     }
 }
 
@@ -35,6 +36,7 @@ fn re(name: &str, regex: &str) -> TerminalDef {
         priority: 0,
         ignored: false,
         span: Span::default(),
+        lark: None,
     }
 }
 
@@ -44,7 +46,7 @@ fn ignored(mut t: TerminalDef) -> TerminalDef {
 }
 
 fn cfg(terminals: Vec<TerminalDef>) -> Cfg {
-    Cfg { terminals, nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None }
+    Cfg { terminals, nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest }
 }
 
 const KEYWORDS: &[&str] = &[

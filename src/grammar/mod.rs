@@ -9,7 +9,12 @@
 //!   operators, templates, aliases and `?`/`!`/`_` prefixes are expanded;
 //! - `%ignore` terminals are flagged; `%declare`d terminals have no pattern
 //!   (they are produced by the indentation layer);
-//! - `%indent NL INDENT DEDENT` gives an [`IndentConfig`].
+//! - `%indent NL INDENT DEDENT` gives an [`IndentConfig`];
+//! - the grammar's [`LexerMode`] says which terminals compete for a lexeme
+//!   and how the winner is chosen.
+//!
+//! Front ends: [`lark`] (Lark grammars), [`crate::schema`] (JSON Schema) and
+//! [`crate::regex`] (one regex); all emit a [`Cfg`].
 
 #[cfg(feature = "compiler")]
 pub mod lark;
@@ -38,7 +43,17 @@ pub enum TerminalPattern {
     Literal { text: String, case_insensitive: bool, regex: String },
     /// A regular expression in regex-syntax dialect, flags already inlined
     /// (e.g. `(?i)`, `(?s)`, `(?m)`, `(?x)`), terminal references inlined.
+    /// Matched with Python `re.match` semantics (leftmost-first: one match
+    /// length per position).
     Regex { regex: String },
+    /// A *set* of strings (set semantics, no match preference): the non-empty
+    /// strings that every regex of `all` matches completely and no regex of
+    /// `none` matches completely. `all` is not empty. Used by the schema and
+    /// regex front ends (e.g. a JSON string with a `pattern` and a
+    /// `maxLength`: `all = [quoted pattern, quoted length bound]`; the keys of
+    /// additional properties: `none = [declared keys]`). Under maximal munch
+    /// the lexeme is the longest prefix in the set.
+    Set { all: Vec<String>, none: Vec<String> },
     /// `%declare`d: no pattern, never produced by the lexer.
     Declared,
 }
@@ -52,15 +67,44 @@ pub struct TerminalDef {
     /// True when listed in `%ignore`.
     pub ignored: bool,
     pub span: Span,
+    /// Lark's lexer order for this terminal (set by the Lark front end; used
+    /// by [`LexerMode::Contextual`] and [`LexerMode::Basic`]).
+    pub lark: Option<LarkOrder>,
+}
+
+/// What Lark's lexer needs to order terminals and to retype keywords: Lark
+/// sorts a lexer's terminals by `(-priority, -max_width, -pattern_len, name)`
+/// and takes the *first* one that matches (Python alternation), and a string
+/// literal that a regex terminal of the same or higher priority matches
+/// completely is produced by that regex's match and retyped (Lark's
+/// `_create_unless`); it leaves the lexer's list when its flags are a subset
+/// of the regex's.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct LarkOrder {
+    /// Lark's `pattern.max_width` (Python's `sre_parse` width, saturated).
+    pub max_width: u64,
+    /// `len(pattern.value)`: the length of Lark's pattern string.
+    pub pattern_len: usize,
+    /// The pattern's flags (`i`, `m`, `s`, `x`, ...), sorted.
+    pub flags: Vec<char>,
 }
 
 impl TerminalDef {
-    /// The regex to compile, if the terminal is lexed at all.
+    /// A terminal with priority 0, not ignored, no span, no Lark order.
+    pub fn new(name: impl Into<String>, pattern: TerminalPattern) -> Self {
+        TerminalDef { name: name.into(), pattern, priority: 0, ignored: false, span: Span::default(), lark: None }
+    }
+    /// The regex to compile for a literal or a `re.match` regex (`None` for
+    /// `%declare`d terminals and sets).
     pub fn regex(&self) -> Option<&str> {
         match &self.pattern {
             TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex } => Some(regex),
-            TerminalPattern::Declared => None,
+            TerminalPattern::Set { .. } | TerminalPattern::Declared => None,
         }
+    }
+    /// Whether the lexer produces this terminal (not `%declare`d).
+    pub fn is_lexed(&self) -> bool {
+        !matches!(self.pattern, TerminalPattern::Declared)
     }
     pub fn is_literal(&self) -> bool {
         matches!(self.pattern, TerminalPattern::Literal { .. })
@@ -95,6 +139,15 @@ pub struct Rule {
     pub rhs: Vec<Symbol>,
     /// Where the (source) rule was written, for conflict messages.
     pub span: Span,
+    /// Lark rule priority (`rule.2: ...`), default 0; settles reduce/reduce
+    /// conflicts as in Lark's LALR.
+    pub priority: i32,
+}
+
+impl Rule {
+    pub fn new(lhs: NonterminalId, rhs: Vec<Symbol>, span: Span) -> Self {
+        Rule { lhs, rhs, span, priority: 0 }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,6 +168,48 @@ pub struct IndentConfig {
     pub close: Vec<TerminalId>,
 }
 
+/// Which terminals compete for a lexeme, and which of them wins.
+///
+/// In every mode each terminal's own match at a position is its regex's
+/// leftmost-first match (Python `re.match`), or any prefix in the set for
+/// [`TerminalPattern::Set`]; `%ignore`d terminals always compete and are
+/// skipped afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LexerMode {
+    /// Lark's default for LALR (`lexer='contextual'`): only the terminals
+    /// the parser can act on in its current state (plus the ignored ones)
+    /// compete, in Lark's order ([`LarkOrder`]): the first one that matches
+    /// wins, with Lark's keyword retyping.
+    #[default]
+    Contextual,
+    /// Lark's `lexer='basic'`: every terminal competes, Lark's order.
+    Basic,
+    /// grammask's global maximal munch (like CPython's tokenizer): every
+    /// terminal competes, the longest match wins; ties go to the higher
+    /// priority, then a string literal over a regex, then the longer literal,
+    /// then the lower id. Keywords stay reserved.
+    Longest,
+    /// Global maximal munch where every terminal tied at the longest length
+    /// is a possible lexeme (the parser keeps those it can use). For grammars
+    /// built by the schema and regex front ends.
+    LongestAll,
+}
+
+impl LexerMode {
+    /// The name used by `%lexer` and the compile options.
+    pub fn name(self) -> &'static str {
+        match self {
+            LexerMode::Contextual => "contextual",
+            LexerMode::Basic => "basic",
+            LexerMode::Longest => "longest",
+            LexerMode::LongestAll => "longest_all",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LexerMode> {
+        [LexerMode::Contextual, LexerMode::Basic, LexerMode::Longest, LexerMode::LongestAll].into_iter().find(|m| m.name() == s)
+    }
+}
+
 /// A normalized context-free grammar over terminals.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cfg {
@@ -123,6 +218,7 @@ pub struct Cfg {
     pub rules: Vec<Rule>,
     pub start: NonterminalId,
     pub indent: Option<IndentConfig>,
+    pub lexer: LexerMode,
 }
 
 impl Cfg {

@@ -181,12 +181,28 @@ pub fn compile(
     Ok((store, rep))
 }
 
+/// Compile a grammar for a prepared vocabulary, unstreamlined, for a
+/// per-request constraint (see [`crate::constraint::compile`]).
+pub fn compile_lazy(cfg: &Cfg, pv: std::rc::Rc<crate::vocab::PreparedVocab>) -> Result<MaskStore> {
+    // For now every position is computed up front; lazy positions replace this.
+    let opts = CompileOptions { streamline: false };
+    compile(cfg, pv.vocab().clone(), &opts, &mut |_| {}).map(|(s, _)| s)
+}
+
 /// A stable hash of the normalized grammar (terminals, patterns, rules).
 pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
     let mut h = crate::hash::Fnv64::new();
     for t in &cfg.terminals {
         h.write(t.name.as_bytes());
-        h.write(t.regex().unwrap_or("").as_bytes());
+        match &t.pattern {
+            crate::grammar::TerminalPattern::Set { all, none } => {
+                for (k, r) in all.iter().map(|r| (b'+', r)).chain(none.iter().map(|r| (b'-', r))) {
+                    h.write(&[k]);
+                    h.write(r.as_bytes());
+                }
+            }
+            _ => h.write(t.regex().unwrap_or("").as_bytes()),
+        }
         h.write(&t.priority.to_le_bytes());
         h.write(&[t.ignored as u8, t.is_literal() as u8]);
     }

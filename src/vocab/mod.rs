@@ -28,10 +28,12 @@ use crate::Result;
 
 #[cfg(feature = "compiler")]
 pub mod load;
+pub mod prepared;
 pub mod trie;
 
 #[cfg(feature = "compiler")]
 pub use load::{load_tokenizer_file, vocab_from_json, vocab_from_tokenizer};
+pub use prepared::PreparedVocab;
 pub use trie::TokenTrie;
 
 /// A tokenizer vocabulary: token bytes, special flags and EOS ids.

@@ -717,7 +717,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             }
         };
         tid.insert(&t.name, TerminalId::new(terminals.len()));
-        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone() });
+        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark: None });
     }
     let mut nonterminals = Vec::new();
     let mut nid: HashMap<&str, NonterminalId> = HashMap::new();
@@ -742,7 +742,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| err!(Grammar, "{}: internal error: unresolved symbol in rule '{}'", r.2, r.0))?;
-            rules.push(Rule { lhs: nid[r.0.as_str()], rhs, span: r.2.clone() });
+            rules.push(Rule::new(nid[r.0.as_str()], rhs, r.2.clone()));
         }
     }
     let indent = match &b.indent {
@@ -769,5 +769,5 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     };
     let start_id = nid.get(start).copied().ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
-    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent })
+    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer: crate::grammar::LexerMode::Longest })
 }

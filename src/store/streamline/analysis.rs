@@ -849,24 +849,19 @@ mod tests {
                         }
                     })
                     .collect();
-                rules.push(Rule { lhs, rhs, span: Span::default() });
+                rules.push(Rule::new(lhs, rhs, Span::default()));
             }
         }
         Cfg {
             terminals: terms
                 .into_iter()
-                .map(|name| TerminalDef {
-                    pattern: TerminalPattern::Regex { regex: name.clone() },
-                    name,
-                    priority: 0,
-                    ignored: false,
-                    span: Span::default(),
-                })
+                .map(|name| TerminalDef::new(name.clone(), TerminalPattern::Regex { regex: name }))
                 .collect(),
             nonterminals: nts.into_iter().map(|name| NonterminalDef { name, span: Span::default() }).collect(),
             rules,
             start: NonterminalId(0),
             indent: None,
+            lexer: crate::grammar::LexerMode::Longest,
         }
     }
 
@@ -1226,13 +1221,7 @@ mod tests {
             let n = format!("T{i}");
             terms.push(match cfg.terminal_by_name(&n) {
                 Some(t) => cfg.terminals[t.index()].clone(),
-                None => TerminalDef {
-                    pattern: TerminalPattern::Regex { regex: n.clone() },
-                    name: n,
-                    priority: 0,
-                    ignored: false,
-                    span: Span::default(),
-                },
+                None => TerminalDef::new(n.clone(), TerminalPattern::Regex { regex: n }),
             });
         }
         let old = cfg.terminals.clone();

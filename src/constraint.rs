@@ -1,0 +1,93 @@
+//! One compile entry point for every constraint format (feature `compiler`):
+//! a Lark grammar, a JSON Schema, any JSON object or value, or a regex. Each
+//! front end emits a normalized [`Cfg`]; [`compile`] turns it into a
+//! [`MaskStore`] for a [`PreparedVocab`], computing lexer positions lazily
+//! (on first visit) so that a per-request compile costs milliseconds.
+
+use crate::grammar::Cfg;
+use crate::schema::{SchemaOptions, Whitespace};
+use crate::store::MaskStore;
+use crate::vocab::PreparedVocab;
+use crate::{err, Result};
+use std::rc::Rc;
+
+/// A constraint, as users give it.
+#[derive(Clone, Debug)]
+pub enum Constraint {
+    /// Lark grammar text (`file` names it in messages; `start` overrides the start rule).
+    Lark { grammar: String, file: String, start: Option<String> },
+    JsonSchema(serde_json::Value),
+    /// Any JSON object.
+    JsonObject,
+    /// Any JSON value.
+    Json,
+    /// The whole output matches this Python regex (`re.fullmatch`).
+    Regex(String),
+}
+
+impl Constraint {
+    /// The response-format shape used by transformers.js and OpenAI-style
+    /// APIs: `{type: "json_schema", json_schema}`, `{type: "json_object"}`,
+    /// `{type: "json"}`, `{type: "regex", regex}`, `{type: "lark", grammar}`.
+    pub fn from_response_format(v: &serde_json::Value) -> Result<Constraint> {
+        let ty = v.get("type").and_then(|t| t.as_str()).ok_or_else(|| {
+            err!(Grammar, "responseFormat: expected an object with a string `type` (json_schema, json_object, json, regex or lark)")
+        })?;
+        let field = |name: &str| {
+            v.get(name).ok_or_else(|| err!(Grammar, "responseFormat: type {ty:?} needs a `{name}` field"))
+        };
+        let string = |name: &str| -> Result<String> {
+            field(name)?.as_str().map(str::to_string).ok_or_else(|| err!(Grammar, "responseFormat.{name} must be a string"))
+        };
+        Ok(match ty {
+            "json_schema" => Constraint::JsonSchema(field("json_schema")?.clone()),
+            "json_object" => Constraint::JsonObject,
+            "json" => Constraint::Json,
+            "regex" => Constraint::Regex(string("regex")?),
+            "lark" => Constraint::Lark {
+                grammar: string("grammar")?,
+                file: "<grammar>".into(),
+                start: v.get("start").and_then(|s| s.as_str()).map(str::to_string),
+            },
+            other => {
+                return Err(err!(
+                    Grammar,
+                    "responseFormat: unknown type {other:?} (expected json_schema, json_object, json, regex or lark)"
+                ))
+            }
+        })
+    }
+}
+
+/// Options of [`compile`] (and [`to_cfg`]).
+#[derive(Clone, Debug, Default)]
+pub struct ConstraintOptions {
+    /// JSON whitespace policy (schema, json_object, json).
+    pub whitespace: Whitespace,
+    /// Schemas: ignore known keywords that cannot be enforced (listed in the warnings).
+    pub lenient: bool,
+}
+
+/// A constraint as a grammar, with the warnings of its front end.
+pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>)> {
+    let so = SchemaOptions { whitespace: o.whitespace, lenient: o.lenient };
+    match c {
+        Constraint::Lark { grammar, file, start } => {
+            let cfg = crate::grammar::lark::parse_grammar(grammar, file, start.as_deref(), &|_| None)?;
+            Ok((cfg, Vec::new()))
+        }
+        Constraint::JsonSchema(s) => crate::schema::to_cfg(s, &so).map(|g| (g.cfg, g.warnings)),
+        Constraint::JsonObject => crate::schema::any_json(true, &so).map(|g| (g.cfg, g.warnings)),
+        Constraint::Json => crate::schema::any_json(false, &so).map(|g| (g.cfg, g.warnings)),
+        Constraint::Regex(r) => Ok((crate::regex::to_cfg(r)?, Vec::new())),
+    }
+}
+
+/// Compile a constraint for a prepared vocabulary. The store computes its
+/// lexer positions on first visit; its masks equal those of a fully
+/// precomputed, unstreamlined store of the same grammar.
+pub fn compile(pv: &Rc<PreparedVocab>, c: &Constraint, o: &ConstraintOptions) -> Result<(MaskStore, Vec<String>)> {
+    let (cfg, warnings) = to_cfg(c, o)?;
+    let store = crate::store::build::compile_lazy(&cfg, pv.clone())?;
+    Ok((store, warnings))
+}
