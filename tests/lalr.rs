@@ -14,7 +14,7 @@ use grammask::ErrorKind;
 /// terminals, lowercase are nonterminals, an empty alternative is ε. The
 /// first rule's lhs is the start symbol.
 fn bnf(src: &str) -> Cfg {
-    let mut cfg = Cfg { terminals: vec![], nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest };
+    let mut cfg = Cfg { terminals: vec![], nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest, conflicts: Default::default() };
     let span = |line: usize| Span { file: "test.bnf".into(), line: line as u32 + 1, col: 1 };
     fn nt(cfg: &mut Cfg, name: &str, span: Span) -> NonterminalId {
         cfg.nonterminal_by_name(name).unwrap_or_else(|| {

@@ -84,7 +84,8 @@ pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: 
 /// What a definition is.
 #[derive(Clone, Debug)]
 pub(crate) enum DefKind {
-    Rule { params: Vec<String>, body: Expansions },
+    /// `priority`: Lark's rule priority (`rule.N:`), `None` when not given.
+    Rule { params: Vec<String>, body: Expansions, priority: Option<i32> },
     /// `body == None`: `%declare`d.
     Term { priority: i32, body: Option<Expansions> },
     DeclaredRule,
@@ -191,6 +192,8 @@ pub(crate) struct Builder<'a> {
     pub ignore: Vec<(String, Span)>,
     /// `%indent` names with positions, and the directive's span.
     pub indent: Option<(Vec<(String, Span)>, Span)>,
+    /// `%lexer` of the root grammar, and where it was given.
+    pub lexer: Option<(super::LexerMode, Span)>,
     root_file: String,
     resolve: &'a dyn Fn(&str) -> Option<String>,
     /// Modules being imported (cycle detection).
@@ -199,7 +202,7 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, root_file: root_file.to_string(), resolve, stack: Vec::new() }
+        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, lexer: None, root_file: root_file.to_string(), resolve, stack: Vec::new() }
     }
 
     fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {
@@ -232,7 +235,7 @@ impl<'a> Builder<'a> {
         };
         let old = &mut self.defs[i];
         let (new_body, ok) = match (&d.kind, &mut old.kind) {
-            (DefKind::Rule { params: p1, body }, DefKind::Rule { params: p2, .. }) => (body.clone(), p1 == p2),
+            (DefKind::Rule { params: p1, body, .. }, DefKind::Rule { params: p2, .. }) => (body.clone(), p1 == p2),
             (DefKind::Term { body: Some(body), .. }, DefKind::Term { body: Some(_), .. }) => (body.clone(), true),
             _ => (Vec::new(), false),
         };
@@ -251,14 +254,14 @@ impl<'a> Builder<'a> {
 
     fn convert_def(d: SynDef, file: &Rc<str>, m: Option<&Mangle>) -> Definition {
         let (name, kind, pos) = match d {
-            SynDef::Rule { name, params, body, pos } => (name, DefKind::Rule { params, body }, pos),
+            SynDef::Rule { name, params, body, pos, priority } => (name, DefKind::Rule { params, body, priority }, pos),
             SynDef::Term { name, priority, body, pos } => (name, DefKind::Term { priority, body: Some(body) }, pos),
         };
         let mut def = Definition { name, kind, file: file.clone(), pos, inline_only: false };
         if let Some(m) = m {
             def.name = m.apply(&def.name);
             match &mut def.kind {
-                DefKind::Rule { params, body } => {
+                DefKind::Rule { params, body, .. } => {
                     params.iter_mut().for_each(|p| *p = m.apply(p));
                     mangle_body(body, m);
                 }
@@ -321,7 +324,13 @@ impl<'a> Builder<'a> {
                     }
                     self.indent = Some((names.into_iter().map(|(n, p)| (n, span(&file, p))).collect(), span(&file, pos)));
                 }
-                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } => {}
+                Stmt::Lexer { mode, pos } if m.is_none() => {
+                    if let Some((_, prev)) = &self.lexer {
+                        return Err(err!(Grammar, "{}: %lexer given twice (first at {prev})", span(&file, pos)));
+                    }
+                    self.lexer = Some((mode, span(&file, pos)));
+                }
+                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } | Stmt::Lexer { .. } => {}
             }
         }
         Ok(())
@@ -374,7 +383,7 @@ impl<'a> Builder<'a> {
             if std::mem::replace(&mut full_set[i], true) {
                 continue;
             }
-            if let DefKind::Rule { params, body } = &sub.defs[i].kind {
+            if let DefKind::Rule { params, body, .. } = &sub.defs[i].kind {
                 let mut refs = Vec::new();
                 for_each_value(body, &mut |v| value_names(v, &mut refs));
                 work.extend(refs.into_iter().filter(|r| !params.iter().any(|p| p == r)).filter_map(|r| sub.index.get(r).copied()));

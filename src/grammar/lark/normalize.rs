@@ -28,6 +28,11 @@ const TERMINAL_NAMES: &[(&str, &str)] = &[
     ("\r\n", "CRLF"), ("\t", "TAB"), (" ", "SPACE"),
 ];
 
+/// The lexer mode of a Lark grammar without `%lexer`. (Lark's default is
+/// contextual; grammask keeps global maximal munch until the contextual
+/// lexer automaton lands.)
+pub(crate) const DEFAULT_LEXER: crate::grammar::LexerMode = crate::grammar::LexerMode::Longest;
+
 /// Lark's `REPEAT_BREAK_THRESHOLD` and `SMALL_FACTOR_THRESHOLD`.
 const REPEAT_BREAK_THRESHOLD: u32 = 50;
 const SMALL_FACTOR_THRESHOLD: u32 = 5;
@@ -107,8 +112,9 @@ struct Norm<'b> {
     term_idx: HashMap<String, usize>,
     term_reverse: HashMap<Pat, usize>,
     anon: usize,
-    rules: Vec<(String, Alts, Span)>,
-    helpers: Vec<(String, Alts, Span)>,
+    /// (name, alternatives, span, Lark rule priority); helpers have no priority (0), as in Lark.
+    rules: Vec<(String, Alts, Span, i32)>,
+    helpers: Vec<(String, Alts, Span, i32)>,
     cache: HashMap<HelperKey, String>,
     helper_n: usize,
     instances: HashSet<String>,
@@ -367,7 +373,7 @@ impl<'b> Norm<'b> {
         self.helper_n += 1;
         let mut alts = base.clone();
         alts.extend(base.iter().map(|a| std::iter::once(Sym::N(name.clone())).chain(a.iter().cloned()).collect()));
-        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone()));
+        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone(), 0));
         self.cache.insert(key, name.clone());
         name
     }
@@ -406,7 +412,7 @@ impl<'b> Norm<'b> {
                 }
             }
         }
-        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone()));
+        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone(), 0));
         self.cache.insert(key, name.clone());
         Ok(vec![vec![Sym::N(name)]])
     }
@@ -507,7 +513,7 @@ impl<'b> Norm<'b> {
 /// Upfront checks over all rule definitions (Lark's `GrammarBuilder.validate`).
 fn validate(b: &Builder) -> Result<()> {
     for d in b.defs.iter().filter(|d| !d.inline_only) {
-        let DefKind::Rule { params, body } = &d.kind else { continue };
+        let DefKind::Rule { params, body, .. } = &d.kind else { continue };
         for (i, p) in params.iter().enumerate() {
             if params[..i].contains(p) {
                 return Err(err!(Grammar, "{}: duplicate template parameter '{p}' in '{}'", d.span(), d.name));
@@ -621,11 +627,11 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     }
     while let Some(j) = nm.queue.pop_front() {
-        let DefKind::Rule { body, .. } = &b.defs[j.def].kind else { continue };
+        let DefKind::Rule { body, priority, .. } = &b.defs[j.def].kind else { continue };
         nm.prefix = j.name.clone();
         nm.cur_span = b.defs[j.def].span();
         let alts = nm.alts(&j, body)?;
-        nm.rules.push((j.name, alts, b.defs[j.def].span()));
+        nm.rules.push((j.name, alts, b.defs[j.def].span(), priority.unwrap_or(0)));
     }
     let mut all_rules = std::mem::take(&mut nm.rules);
     all_rules.append(&mut nm.helpers);
@@ -742,7 +748,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| err!(Grammar, "{}: internal error: unresolved symbol in rule '{}'", r.2, r.0))?;
-            rules.push(Rule::new(nid[r.0.as_str()], rhs, r.2.clone()));
+            rules.push(Rule { lhs: nid[r.0.as_str()], rhs, span: r.2.clone(), priority: r.3 });
         }
     }
     let indent = match &b.indent {
@@ -769,5 +775,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     };
     let start_id = nid.get(start).copied().ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
-    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer: crate::grammar::LexerMode::Longest })
+    // The lexer mode: `%lexer`, else the front end's default.
+    let lexer = b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m);
+    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer, conflicts: crate::grammar::ConflictPolicy::Lark })
 }

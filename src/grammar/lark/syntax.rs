@@ -63,7 +63,7 @@ pub(crate) type Expansions = Vec<Alt>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Def {
-    Rule { name: String, params: Vec<String>, body: Expansions, pos: Pos },
+    Rule { name: String, params: Vec<String>, body: Expansions, pos: Pos, priority: Option<i32> },
     Term { name: String, priority: i32, body: Expansions, pos: Pos },
 }
 
@@ -77,6 +77,8 @@ pub(crate) enum Stmt {
     /// `names`: (name in the imported grammar, local name).
     Import { relative: bool, path: Vec<String>, names: Vec<(String, String, Pos)>, pos: Pos },
     Indent { names: Vec<(String, Pos)>, pos: Pos },
+    /// `%lexer contextual|basic|longest` (a grammask extension).
+    Lexer { mode: crate::grammar::LexerMode, pos: Pos },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -443,11 +445,11 @@ impl<'a> Parser<'a> {
                         }
                     }
                 }
-                self.priority()?;
+                let priority = self.priority()?;
                 self.expect(":", &format!("after rule name '{name}'"))?;
                 let body = self.expansions()?;
                 self.end_of_statement(&format!("the definition of rule '{name}'"))?;
-                Ok(Def::Rule { name, params, body, pos })
+                Ok(Def::Rule { name, params, body, pos, priority })
             }
             Tok::Term(name) => {
                 if nmods > 0 {
@@ -511,7 +513,20 @@ impl<'a> Parser<'a> {
                 Ok(if d == "override" { Stmt::Override(def) } else { Stmt::Extend(def) })
             }
             "import" => self.import(dpos),
-            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent"))),
+            "lexer" => {
+                let pos = self.pos();
+                let name = match self.next().0 {
+                    Tok::Rule(n) => n,
+                    t => return Err(self.err_at(pos, format!("expected a lexer mode after %lexer (contextual, basic or longest), found {}", describe(&t)))),
+                };
+                let mode = match crate::grammar::LexerMode::from_name(&name) {
+                    Some(m @ (crate::grammar::LexerMode::Contextual | crate::grammar::LexerMode::Basic | crate::grammar::LexerMode::Longest)) => m,
+                    _ => return Err(self.err_at(pos, format!("unknown lexer mode '{name}' (expected contextual, basic or longest)"))),
+                };
+                self.end_of_statement("%lexer")?;
+                Ok(Stmt::Lexer { mode, pos: dpos })
+            }
+            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer"))),
         }
     }
 
