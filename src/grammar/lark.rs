@@ -25,13 +25,20 @@
 //!    Only rules reachable from the start rule are kept; only terminals they
 //!    use, `%ignore`d ones and the `%indent` ones.
 //!
+//! Terminals are built exactly as Lark's `TerminalTreeToPattern` builds them
+//! (one Python regex string per terminal: parts joined without parentheses,
+//! so `/a|b/ "c"` is `a|bc`; alternatives sorted longest first; flags as
+//! scoped groups), then translated to regex-syntax by [`pyregex`]; Lark's
+//! lexer order ([`crate::grammar::LarkOrder`]) comes from the same string
+//! ([`srewidth`]).
+//!
 //! Deviations from Lark: duplicate alternatives produced by optionals are
-//! merged instead of rejected; in a terminal, a regex operand of a
-//! concatenation is parenthesised (`/a|b/ "c"` means `(a|b)c`, Lark builds
-//! `a|bc`); lookaround and backreferences are rejected (our lexer is a DFA).
+//! merged instead of rejected; lookaround and backreferences are rejected
+//! (our lexer is a DFA).
 
 mod normalize;
 pub(crate) mod pyregex;
+pub(crate) mod srewidth;
 pub(crate) mod syntax;
 
 use std::collections::HashMap;

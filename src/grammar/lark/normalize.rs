@@ -10,12 +10,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::pyregex::{self, push_literal};
+use super::pyregex;
+use super::srewidth::{self, re_escape, MAXWIDTH};
 use super::syntax::{Alt, Atom, Expansions, Expr, Op, Pos, Value};
 use super::{span, Builder, DefKind, Definition};
 use crate::error::Result;
 use crate::err;
-use crate::grammar::{Cfg, IndentConfig, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
+use crate::grammar::{Cfg, IndentConfig, LarkOrder, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
 use crate::ids::{NonterminalId, TerminalId};
 
 /// Lark's `_TERMINAL_NAMES`: names for anonymous punctuation literals.
@@ -42,36 +43,51 @@ const MAX_INSTANCES: usize = 10_000;
 /// Deepest chain of terminal references.
 const MAX_TERM_DEPTH: usize = 256;
 
-/// A terminal pattern before naming (Lark's `PatternStr` / `PatternRE`).
+/// A terminal pattern exactly as Lark builds it (`PatternStr` / `PatternRE`):
+/// the pattern's `value` (Python regex text for `re`, the literal for a
+/// string) and its flags (sorted). Equality is Lark's (`type, value, flags`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Pat {
-    Str { text: String, ci: bool },
-    /// regex-syntax dialect, self-contained.
-    Re(String),
+struct Pat {
+    re: bool,
+    value: String,
+    flags: String,
 }
 
 impl Pat {
-    fn to_regex(&self) -> String {
-        match self {
-            Pat::Str { text, ci: false } => regex_syntax::escape(text),
-            Pat::Str { text, ci: true } => format!("(?i:{})", regex_syntax::escape(text)),
-            Pat::Re(r) => r.clone(),
-        }
+    fn string(text: String, flags: &str) -> Pat {
+        Pat { re: false, value: text, flags: sorted_flags(flags) }
     }
-    /// As a concatenation operand.
-    fn to_operand(&self) -> String {
-        match self {
-            Pat::Str { .. } => self.to_regex(),
-            Pat::Re(r) => format!("(?:{r})"),
+    fn regex(value: String, flags: &str) -> Pat {
+        Pat { re: true, value, flags: sorted_flags(flags) }
+    }
+    /// Lark's `to_regexp()`: the Python regex (flags as scoped groups).
+    fn to_regexp(&self) -> String {
+        let mut v = if self.re { self.value.clone() } else { re_escape(&self.value) };
+        for f in self.flags.chars() {
+            v = format!("(?{f}:{v})");
         }
+        v
+    }
+    fn is_empty_string(&self) -> bool {
+        !self.re && self.value.is_empty()
     }
 }
 
-/// A compiled pattern and the unsupported constructs (lookaround, ...) it uses.
-#[derive(Clone, Debug)]
-struct CPat {
-    pat: Pat,
-    unsupported: Vec<String>,
+fn sorted_flags(f: &str) -> String {
+    let mut v: Vec<char> = f.chars().collect();
+    v.sort_unstable();
+    v.dedup();
+    v.into_iter().collect()
+}
+
+/// Lark's `is_id_start(value[0]) and is_id_continue(value)` (categories of
+/// `lark.utils._ID_START` / `_ID_CONTINUE`, or `_`).
+fn lark_identifier(text: &str) -> bool {
+    thread_local! {
+        static START: regex_automata::meta::Regex =
+            regex_automata::meta::Regex::new(r"^[_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}][_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}\p{Nd}\p{Nl}]*$").expect("valid regex");
+    }
+    START.with(|r| r.is_match(text))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,7 +101,7 @@ type Alts = Vec<Vec<Sym>>;
 struct TermEntry {
     name: String,
     /// `None`: `%declare`d.
-    pat: Option<CPat>,
+    pat: Option<Pat>,
     priority: i32,
     span: Span,
 }
@@ -106,7 +122,9 @@ enum HelperKey {
 struct Norm<'b> {
     defs: &'b [Definition],
     index: &'b HashMap<String, usize>,
-    pats: HashMap<usize, CPat>,
+    pats: HashMap<usize, Pat>,
+    /// Lark's `(min_width, max_width)` per `to_regexp()`.
+    widths: HashMap<String, (u128, u128)>,
     in_progress: Vec<usize>,
     terms: Vec<TermEntry>,
     term_idx: HashMap<String, usize>,
@@ -168,8 +186,32 @@ impl<'b> Norm<'b> {
 
     // ---------------------------------------------------------------- terminals
 
+    /// Lark's `(min_width, max_width)` of a pattern (see [`srewidth`]).
+    fn widths(&mut self, p: &Pat) -> (u128, u128) {
+        if !p.re {
+            let n = p.value.chars().count() as u128;
+            return (n, n);
+        }
+        let re = p.to_regexp();
+        if let Some(&w) = self.widths.get(&re) {
+            return w;
+        }
+        let w = match srewidth::width(&re) {
+            srewidth::Width::Exact(a, b) => (a, b),
+            srewidth::Width::Fallback => {
+                // Lark: `regex.compile(p).match('')` decides the minimum.
+                let empty = pyregex::translate(&re, false).ok().filter(|t| t.unsupported.is_empty()).and_then(|t| {
+                    regex_automata::meta::Regex::new(&format!("^(?:{})", t.regex)).ok().map(|r| r.is_match(""))
+                });
+                (if empty == Some(true) { 0 } else { 1 }, MAXWIDTH)
+            }
+        };
+        self.widths.insert(re, w);
+        w
+    }
+
     /// The pattern of terminal definition `d` (memoized; detects recursion).
-    fn term_pat(&mut self, d: usize) -> Result<CPat> {
+    fn term_pat(&mut self, d: usize) -> Result<Pat> {
         if let Some(p) = self.pats.get(&d) {
             return Ok(p.clone());
         }
@@ -187,14 +229,15 @@ impl<'b> Norm<'b> {
         let r = self.body_pat(d, body);
         self.in_progress.pop();
         let p = r?;
-        if p.pat == (Pat::Str { text: String::new(), ci: false }) {
+        if p.is_empty_string() {
             return Err(err!(Grammar, "{}: terminal '{}' is empty (terminals must match at least one character)", def.span(), def.name));
         }
         self.pats.insert(d, p.clone());
         Ok(p)
     }
 
-    fn body_pat(&mut self, d: usize, body: &Expansions) -> Result<CPat> {
+    /// `TerminalTreeToPattern.expansions` / `.expansion`.
+    fn body_pat(&mut self, d: usize, body: &Expansions) -> Result<Pat> {
         let mut alts = Vec::with_capacity(body.len());
         for Alt { items, alias } in body {
             if alias.is_some() {
@@ -206,28 +249,33 @@ impl<'b> Norm<'b> {
                 parts.push(self.expr_pat(d, e)?);
             }
             alts.push(match parts.len() {
-                0 => CPat { pat: Pat::Str { text: String::new(), ci: false }, unsupported: vec![] },
+                0 => Pat::string(String::new(), ""),
                 1 => parts.pop().unwrap_or_else(|| unreachable!()),
-                _ => CPat {
-                    pat: Pat::Re(parts.iter().map(|p| p.pat.to_operand()).collect()),
-                    unsupported: parts.into_iter().flat_map(|p| p.unsupported).collect(),
-                },
+                _ => Pat::regex(parts.iter().map(|p| p.to_regexp()).collect(), ""),
             });
         }
         if alts.len() == 1 {
             return Ok(alts.pop().unwrap_or_else(|| unreachable!()));
         }
-        let re = alts.iter().map(|p| p.pat.to_regex()).collect::<Vec<_>>().join("|");
-        Ok(CPat { pat: Pat::Re(format!("(?:{re})")), unsupported: alts.into_iter().flat_map(|p| p.unsupported).collect() })
+        // Longest options first (a stable sort, as Python's).
+        let mut keyed: Vec<((u128, u128, usize), Pat)> = Vec::with_capacity(alts.len());
+        for p in alts {
+            let (mn, mx) = self.widths(&p);
+            keyed.push(((mx, mn, p.value.chars().count()), p));
+        }
+        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+        let re = keyed.iter().map(|(_, p)| p.to_regexp()).collect::<Vec<_>>().join("|");
+        Ok(Pat::regex(format!("(?:{re})"), ""))
     }
 
-    fn expr_pat(&mut self, d: usize, e: &Expr) -> Result<CPat> {
+    /// `TerminalTreeToPattern.expr` / `.maybe`.
+    fn expr_pat(&mut self, d: usize, e: &Expr) -> Result<Pat> {
         let inner = match &e.atom {
             Atom::Value(v) => self.value_pat(d, v)?,
             Atom::Group(b) => self.body_pat(d, b)?,
             Atom::Maybe(b) => {
                 let p = self.body_pat(d, b)?;
-                return Ok(CPat { pat: Pat::Re(format!("(?:{})?", p.pat.to_regex())), unsupported: p.unsupported });
+                return Ok(Pat::regex(format!("(?:{})?", p.to_regexp()), &p.flags));
             }
         };
         let op = match e.op {
@@ -235,44 +283,35 @@ impl<'b> Norm<'b> {
             Op::Opt => "?".to_string(),
             Op::Star => "*".to_string(),
             Op::Plus => "+".to_string(),
-            Op::Repeat(a, b) if a == b => format!("{{{a}}}"),
-            Op::Repeat(a, b) => format!("{{{a},{b}}}"),
+            Op::Repeat(a, b, true) => format!("{{{a},{b}}}"),
+            Op::Repeat(a, _, false) => format!("{{{a}}}"),
         };
-        Ok(CPat { pat: Pat::Re(format!("(?:{}){op}", inner.pat.to_regex())), unsupported: inner.unsupported })
+        Ok(Pat::regex(format!("(?:{}){op}", inner.to_regexp()), &inner.flags))
     }
 
     /// A value inside terminal definition `d` (or, for literals, inside a rule of file `d`).
-    fn value_pat(&mut self, d: usize, v: &Value) -> Result<CPat> {
+    fn value_pat(&mut self, d: usize, v: &Value) -> Result<Pat> {
         let sp = |s: &Self, p: Pos| s.def_span(d, p);
         Ok(match v {
             Value::Str { text, ci, pos } => {
                 if text.is_empty() {
                     return Err(err!(Grammar, "{}: empty string literal (terminals must match at least one character)", sp(self, *pos)));
                 }
-                CPat { pat: Pat::Str { text: text.clone(), ci: *ci }, unsupported: vec![] }
+                Pat::string(text.clone(), if *ci { "i" } else { "" })
             }
             Value::Regex { src, flags, pos } => {
                 if flags.contains('l') {
                     return Err(err!(Grammar, "{}: the regex flag `l` (locale) is not supported", sp(self, *pos)));
                 }
-                let t = pyregex::translate(src, flags.contains('x')).map_err(|e| err!(Regex, "{}: cannot translate regex /{src}/: {e}", sp(self, *pos)))?;
-                let mut f = String::new();
-                for c in flags.chars().filter(|c| "ims".contains(*c)) {
-                    if !f.contains(c) {
-                        f.push(c);
-                    }
+                let value = pyregex::lark_eval_escaping(src).map_err(|e| err!(Regex, "{}: bad regex literal /{src}/: {e}", sp(self, *pos)))?;
+                if value.is_empty() {
+                    return Err(err!(Grammar, "{}: empty regex literal (terminals must match at least one character)", sp(self, *pos)));
                 }
-                let regex = if f.is_empty() { t.regex } else { format!("(?{f}:{})", t.regex) };
-                CPat { pat: Pat::Re(regex), unsupported: t.unsupported }
+                // Check the regex on its own, so that errors point at it.
+                pyregex::translate(&value, flags.contains('x')).map_err(|e| err!(Regex, "{}: cannot translate regex /{src}/: {e}", sp(self, *pos)))?;
+                Pat::regex(value, flags)
             }
-            Value::Range { lo, hi, .. } => {
-                let mut r = String::from("[");
-                push_literal(&mut r, *lo);
-                r.push('-');
-                push_literal(&mut r, *hi);
-                r.push(']');
-                CPat { pat: Pat::Re(r), unsupported: vec![] }
-            }
+            Value::Range { lo_raw, hi_raw, .. } => Pat::regex(format!("[{lo_raw}-{hi_raw}]"), ""),
             Value::Term(n, pos) => match self.index.get(n).copied() {
                 Some(t) if matches!(self.defs[t].kind, DefKind::Term { body: Some(_), .. }) => self.term_pat(t)?,
                 Some(t) if self.defs[t].is_term() => {
@@ -287,19 +326,16 @@ impl<'b> Norm<'b> {
     }
 
     /// Lark's `PrepareAnonTerminals.pattern`: the terminal for a literal used in a rule.
-    fn anon_terminal(&mut self, p: CPat, span: Span) -> String {
-        if let Some(&i) = self.term_reverse.get(&p.pat) {
+    fn anon_terminal(&mut self, p: Pat, span: Span) -> String {
+        if let Some(&i) = self.term_reverse.get(&p) {
             return self.terms[i].name.clone();
         }
         let mut name = None;
-        if let Pat::Str { text, .. } = &p.pat {
+        if !p.re {
+            let text = &p.value;
             name = TERMINAL_NAMES.iter().find(|(t, _)| t == text).map(|(_, n)| n.to_string());
-            if name.is_none() {
-                let mut cs = text.chars();
-                let ident = cs.next().is_some_and(|c| c == '_' || c.is_alphabetic()) && cs.all(|c| c == '_' || c.is_alphanumeric());
-                if ident {
-                    name = Some(text.to_uppercase());
-                }
+            if name.is_none() && lark_identifier(text) && !self.term_idx.contains_key(&text.to_uppercase()) {
+                name = Some(text.to_uppercase());
             }
             if name.as_ref().is_some_and(|n| self.term_idx.contains_key(n)) {
                 name = None;
@@ -316,7 +352,7 @@ impl<'b> Norm<'b> {
             }
         });
         let i = self.terms.len();
-        self.term_reverse.insert(p.pat.clone(), i);
+        self.term_reverse.insert(p.clone(), i);
         self.term_idx.insert(name.clone(), i);
         self.terms.push(TermEntry { name: name.clone(), pat: Some(p), priority: 0, span });
         name
@@ -359,7 +395,7 @@ impl<'b> Norm<'b> {
             }
             Op::Plus => vec![vec![Sym::N(self.recurse_rule("plus", base))]],
             Op::Star => vec![vec![Sym::N(self.recurse_rule("star", base))], vec![]],
-            Op::Repeat(mn, mx) => self.repeats(base, mn, mx)?,
+            Op::Repeat(mn, mx, _) => self.repeats(base, mn, mx)?,
         })
     }
 
@@ -587,6 +623,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         defs: &b.defs,
         index: &b.index,
         pats: HashMap::new(),
+        widths: HashMap::new(),
         in_progress: Vec::new(),
         terms: Vec::new(),
         term_idx: HashMap::new(),
@@ -613,7 +650,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         };
         let t = nm.terms.len();
         if let Some(p) = &pat {
-            nm.term_reverse.insert(p.pat.clone(), t);
+            nm.term_reverse.insert(p.clone(), t);
         }
         nm.term_idx.insert(d.name.clone(), t);
         nm.terms.push(TermEntry { name: d.name.clone(), pat, priority: *priority, span: d.span() });
@@ -681,22 +718,26 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         used.extend(names.iter().map(|(n, _)| n.as_str()));
     }
 
-    // Lookaround / backreferences: one error listing every offending terminal.
-    let bad: Vec<String> = nm
-        .terms
-        .iter()
-        .filter(|t| used.contains(t.name.as_str()))
-        .filter_map(|t| {
-            let p = t.pat.as_ref()?;
-            let mut what: Vec<&str> = Vec::new();
-            for u in &p.unsupported {
-                if !what.contains(&u.as_str()) {
-                    what.push(u);
-                }
+    // Translate every kept terminal's Python regex; lookaround / backreferences:
+    // one error listing every offending terminal.
+    let mut translated: HashMap<&str, String> = HashMap::new();
+    let mut bad: Vec<String> = Vec::new();
+    let terms = std::mem::take(&mut nm.terms);
+    for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
+        let Some(p) = t.pat.as_ref().filter(|p| p.re) else { continue };
+        let tr = pyregex::translate(&p.to_regexp(), false)
+            .map_err(|e| err!(Regex, "{}: terminal '{}': cannot translate its regex /{}/: {e}", t.span, t.name, p.to_regexp()))?;
+        let mut what: Vec<&str> = Vec::new();
+        for u in &tr.unsupported {
+            if !what.contains(&u.as_str()) {
+                what.push(u);
             }
-            (!what.is_empty()).then(|| format!("  {}: {} uses {}", t.span, t.name, what.join(", ")))
-        })
-        .collect();
+        }
+        if !what.is_empty() {
+            bad.push(format!("  {}: {} uses {}", t.span, t.name, what.join(", ")));
+        }
+        translated.insert(&t.name, tr.regex);
+    }
     if !bad.is_empty() {
         return Err(err!(
             Grammar,
@@ -711,19 +752,33 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let mut terminals = Vec::new();
     let mut tid: HashMap<&str, TerminalId> = HashMap::new();
     let parser = || regex_syntax::ParserBuilder::new().build();
-    for t in nm.terms.iter().filter(|t| used.contains(t.name.as_str())) {
-        let pattern = match &t.pat {
-            None => TerminalPattern::Declared,
-            Some(CPat { pat: Pat::Str { text, ci }, .. }) => {
-                TerminalPattern::Literal { text: text.clone(), case_insensitive: *ci, regex: Pat::Str { text: text.clone(), ci: *ci }.to_regex() }
-            }
-            Some(CPat { pat: Pat::Re(r), .. }) => {
-                parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
-                TerminalPattern::Regex { regex: r.clone() }
+    for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
+        let (pattern, lark) = match &t.pat {
+            None => (TerminalPattern::Declared, None),
+            Some(p) => {
+                let (_, max) = nm.widths(p);
+                let max_width = match max {
+                    MAXWIDTH => u64::MAX,
+                    m if m >= u64::MAX as u128 => {
+                        return Err(err!(Limit, "{}: terminal '{}' has a maximum width of 2^64-1 characters, which grammask cannot order like Lark", t.span, t.name))
+                    }
+                    m => m as u64,
+                };
+                let order = LarkOrder { max_width, pattern_len: p.value.chars().count(), flags: p.flags.chars().collect() };
+                let pattern = if p.re {
+                    let r = &translated[t.name.as_str()];
+                    parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
+                    TerminalPattern::Regex { regex: r.clone() }
+                } else {
+                    let ci = p.flags.contains('i');
+                    let esc = regex_syntax::escape(&p.value);
+                    TerminalPattern::Literal { text: p.value.clone(), case_insensitive: ci, regex: if ci { format!("(?i:{esc})") } else { esc } }
+                };
+                (pattern, Some(order))
             }
         };
         tid.insert(&t.name, TerminalId::new(terminals.len()));
-        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark: None });
+        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark });
     }
     let mut nonterminals = Vec::new();
     let mut nid: HashMap<&str, NonterminalId> = HashMap::new();
