@@ -2,7 +2,8 @@
 //! comparison with Lark's own tables (`scripts/lark_corpus.py tables`):
 //! `cargo run --example lark_tables -- GRAMMAR.lark [START]`.
 //!
-//! Output: `{"start": state, "states": [{"actions": {TERMINAL: ["shift", state] |
+//! Output: `{"terminals": [{"name", "priority", "ignored", "lark": [max_width, pattern_len, flags]}],
+//! "lexer", "start": state, "states": [{"actions": {TERMINAL: ["shift", state] |
 //! ["reduce", "origin : a b c"] | ["accept"]}, "goto": {rule: state}}]}`.
 
 use grammask::parser::Action;
@@ -58,5 +59,13 @@ fn main() {
         }
         states.push(serde_json::json!({"actions": actions, "goto": goto}));
     }
-    println!("{}", serde_json::json!({"start": t.start_state().0, "states": states}));
+    let terminals: Vec<serde_json::Value> = cfg
+        .terminals
+        .iter()
+        .map(|t| {
+            let order = t.lark.as_ref().map(|o| serde_json::json!([o.max_width.to_string(), o.pattern_len, o.flags.iter().collect::<String>()]));
+            serde_json::json!({"name": t.name, "priority": t.priority, "ignored": t.ignored, "lark": order})
+        })
+        .collect();
+    println!("{}", serde_json::json!({"start": t.start_state().0, "states": states, "terminals": terminals, "lexer": cfg.lexer.name()}));
 }

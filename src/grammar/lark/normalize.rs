@@ -137,6 +137,10 @@ struct Norm<'b> {
     helper_n: usize,
     instances: HashSet<String>,
     queue: VecDeque<Job>,
+    /// Per job: symbols of literal values and template usages, and expansions of
+    /// operator expressions, computed in Lark's transformer order ([`lark_call_order`]).
+    sym_memo: HashMap<*const Value, Sym>,
+    expr_memo: HashMap<*const Expr, Alts>,
     /// The rule being expanded (prefix of helper names) and its span.
     prefix: String,
     cur_span: Span,
@@ -377,6 +381,9 @@ impl<'b> Norm<'b> {
     }
 
     fn expr(&mut self, j: &Job, e: &Expr) -> Result<Alts> {
+        if let Some(a) = self.expr_memo.get(&(e as *const Expr)) {
+            return Ok(a.clone());
+        }
         let base = match &e.atom {
             Atom::Value(v) => vec![vec![self.sym(j, v)?]],
             Atom::Group(b) => self.alts(j, b)?,
@@ -487,6 +494,9 @@ impl<'b> Norm<'b> {
     }
 
     fn sym(&mut self, j: &Job, v: &Value) -> Result<Sym> {
+        if let Some(s) = self.sym_memo.get(&(v as *const Value)) {
+            return Ok(s.clone());
+        }
         let d = j.def;
         match v {
             Value::Term(n, pos) => match self.term_idx.get(n) {
@@ -544,6 +554,66 @@ impl<'b> Norm<'b> {
             }
         }
     }
+}
+
+/// A node of Lark's tree of a rule body (`expansions`, `alias`, `expansion`,
+/// `expr` with an operator, `maybe`, `pattern` for a literal, `template_usage`).
+#[derive(Clone, Copy)]
+enum Node<'e> {
+    Expansions(&'e Expansions),
+    Alias(&'e Alt),
+    Expansion(&'e Alt),
+    Expr(&'e Expr),
+    Maybe(&'e Expansions),
+    Pattern(&'e Value),
+    Template(&'e Value),
+}
+
+fn value_node(v: &Value) -> Option<Node<'_>> {
+    match v {
+        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => Some(Node::Pattern(v)),
+        Value::Template { .. } => Some(Node::Template(v)),
+        Value::Term(..) | Value::Rule(..) => None,
+    }
+}
+
+fn atom_node(a: &Atom) -> Option<Node<'_>> {
+    match a {
+        Atom::Group(b) => Some(Node::Expansions(b)),
+        Atom::Maybe(b) => Some(Node::Maybe(b)),
+        Atom::Value(v) => value_node(v),
+    }
+}
+
+fn children<'e>(n: Node<'e>) -> Vec<Node<'e>> {
+    match n {
+        Node::Expansions(b) => b.iter().map(|a| if a.alias.is_some() { Node::Alias(a) } else { Node::Expansion(a) }).collect(),
+        Node::Alias(a) => vec![Node::Expansion(a)],
+        Node::Expansion(a) => a.items.iter().filter_map(|e| if e.op != Op::None { Some(Node::Expr(e)) } else { atom_node(&e.atom) }).collect(),
+        Node::Expr(e) => atom_node(&e.atom).into_iter().collect(),
+        Node::Maybe(b) => vec![Node::Expansions(b)],
+        Node::Pattern(_) => vec![],
+        Node::Template(v) => match v {
+            Value::Template { args, .. } => args.iter().filter_map(value_node).collect(),
+            _ => vec![],
+        },
+    }
+}
+
+/// The order in which Lark's `Transformer_InPlace` calls its callbacks on
+/// the nodes of a rule tree: `Tree.iter_subtrees()` (a breadth-first walk
+/// taking children right to left, reversed) gives the parents; each parent's
+/// children are transformed left to right.
+fn lark_call_order(body: &Expansions) -> Vec<Node<'_>> {
+    let mut queue = vec![Node::Expansions(body)];
+    let mut k = 0;
+    while k < queue.len() {
+        let mut c = children(queue[k]);
+        c.reverse();
+        queue.extend(c);
+        k += 1;
+    }
+    queue.iter().rev().flat_map(|&p| children(p)).collect()
 }
 
 /// Upfront checks over all rule definitions (Lark's `GrammarBuilder.validate`).
@@ -635,6 +705,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         helper_n: 0,
         instances: HashSet::new(),
         queue: VecDeque::new(),
+        sym_memo: HashMap::new(),
+        expr_memo: HashMap::new(),
         prefix: String::new(),
         cur_span: Span::default(),
     };
@@ -667,6 +739,26 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         let DefKind::Rule { body, priority, .. } = &b.defs[j.def].kind else { continue };
         nm.prefix = j.name.clone();
         nm.cur_span = b.defs[j.def].span();
+        // Lark's passes over the rule tree, each in its transformer order:
+        // anonymous terminals, then template instances, then EBNF helpers.
+        nm.sym_memo.clear();
+        nm.expr_memo.clear();
+        let calls = lark_call_order(body);
+        for pass in 0..3 {
+            for n in &calls {
+                match (pass, n) {
+                    (0, Node::Pattern(v)) | (1, Node::Template(v)) => {
+                        let s = nm.sym(&j, v)?;
+                        nm.sym_memo.insert(*v as *const Value, s);
+                    }
+                    (2, Node::Expr(e)) => {
+                        let a = nm.expr(&j, e)?;
+                        nm.expr_memo.insert(*e as *const Expr, a);
+                    }
+                    _ => {}
+                }
+            }
+        }
         let alts = nm.alts(&j, body)?;
         nm.rules.push((j.name, alts, b.defs[j.def].span(), priority.unwrap_or(0)));
     }
