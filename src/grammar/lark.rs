@@ -52,6 +52,8 @@ use syntax::{Alt, Atom, Def as SynDef, Expansions, Pos, Stmt, Value};
 
 /// The bundled `common.lark` (`%import common.NAME`).
 pub const COMMON_LARK: &str = include_str!("common.lark");
+/// The bundled `unicode.lark` (`%import unicode.NAME`).
+pub const UNICODE_LARK: &str = include_str!("unicode.lark");
 
 /// Load a grammar file; `%import .sibling.NAME` resolves relative to the file's directory,
 /// `%import common.NAME` from the bundled common.lark (include_str!).
@@ -358,12 +360,20 @@ impl<'a> Builder<'a> {
                 Some(t) => (full, fname.display().to_string(), t),
                 None => return Err(err!(Grammar, "{at}: cannot import '{shown}': grammar file {} not found", fname.display())),
             }
+        } else if let Some(text) = (self.resolve)(&dotted).filter(|_| dotted != "common" && dotted != "unicode") {
+            // Lark tries the importing grammar's import paths before its standard library.
+            let mut fname = Path::new(&self.root_file).parent().map(Path::to_path_buf).unwrap_or_default();
+            path.iter().for_each(|p| fname.push(p));
+            fname.set_extension("lark");
+            (path.to_vec(), fname.display().to_string(), text)
         } else if dotted == "common" {
             (vec!["common".into()], "common.lark".into(), COMMON_LARK.to_string())
+        } else if dotted == "unicode" {
+            (vec!["unicode".into()], "unicode.lark".into(), UNICODE_LARK.to_string())
         } else {
             return Err(err!(
                 Grammar,
-                "{at}: cannot import '{shown}': only 'common' is bundled; import grammar files next to this one with a relative import (`%import .{dotted}.NAME`)"
+                "{at}: cannot import '{shown}': grammask bundles Lark's standard grammars 'common' and 'unicode'; import grammar files next to this one with a relative import (`%import .{dotted}.NAME`)"
             ));
         };
         let key = full.join(".");

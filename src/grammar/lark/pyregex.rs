@@ -219,6 +219,32 @@ fn brace_quantifier(chars: &[char], i: usize) -> Option<(String, usize)> {
     Some((q, j + 1 - i))
 }
 
+/// Lark's escaped-string idiom (common.lark's `ESCAPED_STRING`):
+/// `Q.*?(?<!\\)(\\\\)*?Q` with `Q` a quote character, the idiom at the end of
+/// the pattern (only group closings after the final `Q`) and no `s` flag:
+/// the lazy match ends at the first `Q` preceded by an even number of
+/// backslashes, which is exactly `Q(?:[^Q\\\n]|\\[^\n])*Q`. Returns the length
+/// of `.*?(?<!\\)(\\\\)*?` when `chars[at..]` starts the idiom.
+fn escaped_string_idiom(chars: &[char], at: usize) -> Option<usize> {
+    const IDIOM: &str = r".*?(?<!\\)(\\\\)*?";
+    let n = IDIOM.chars().count();
+    let q = *chars.get(at.checked_sub(1)?)?;
+    if !matches!(q, '"' | '\'' | '`') || at >= 2 && chars[at - 2] == '\\' {
+        return None;
+    }
+    if !IDIOM.chars().zip(chars[at..].iter()).all(|(a, b)| a == *b) || chars.len() < at + n + 1 || chars[at + n] != q {
+        return None;
+    }
+    if !chars[at + n + 1..].iter().all(|&c| c == ')') {
+        return None;
+    }
+    let src: String = chars.iter().collect();
+    if src.contains("(?s") {
+        return None;
+    }
+    Some(n)
+}
+
 /// Translates a Python regex (the text between the slashes, Lark escapes
 /// included) into regex-syntax. `verbose` is the `x` flag.
 pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, String> {
@@ -233,6 +259,16 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
         i += 1;
         if c == '(' && !(chars.get(i) == Some(&'?') && chars.get(i + 1) == Some(&'#')) {
             groups.push(verbose);
+        }
+        if c == '.' {
+            if let Some(n) = escaped_string_idiom(&chars, i - 1) {
+                let q = chars[i - 2];
+                out.push_str("(?:[^");
+                push_literal(&mut out, q);
+                out.push_str("\\\\\\n]|\\\\[^\\n])*");
+                i += n - 1;
+                continue;
+            }
         }
         match c {
             '\\' => {
