@@ -251,6 +251,109 @@ def mutate(rng, text, pool):
     return text[:i] + rng.choice("() []{},.;:+-*/\"'\\ \n\t0123456789abcdefxyz_=<>!") + text[i:]
 
 
+def sample_regex(rng, pattern, flags=0):
+    """A random string matched by a Python regex (sre_parse tree; lookarounds ignored, repeats bounded)."""
+    import re._parser as sp
+    import re._constants as sc
+    out = []
+
+    def gen(items, depth=0):
+        for op, av in items:
+            if op is sc.LITERAL:
+                out.append(chr(av))
+            elif op is sc.NOT_LITERAL:
+                out.append(rng.choice([c for c in "abcXYZ019 _-" if ord(c) != av]))
+            elif op is sc.ANY:
+                out.append(rng.choice("abcxyz019 _-+*"))
+            elif op is sc.IN:
+                out.append(pick_in(av))
+            elif op is sc.BRANCH:
+                gen(rng.choice(av[1]), depth + 1)
+            elif op is sc.SUBPATTERN:
+                gen(av[-1], depth + 1)
+            elif op in (sc.MAX_REPEAT, sc.MIN_REPEAT, sc.POSSESSIVE_REPEAT):
+                lo, hi, sub = av
+                hi = min(hi, lo + (3 if depth < 6 else 0))
+                for _ in range(rng.randint(lo, max(lo, hi))):
+                    gen(sub, depth + 1)
+            elif op is sc.ATOMIC_GROUP:
+                gen(av, depth + 1)
+            # AT, ASSERT, ASSERT_NOT, GROUPREF: nothing
+
+    def pick_in(av):
+        neg = any(o is sc.NEGATE for o, _ in av)
+        cands = []
+        for o, a in av:
+            if o is sc.LITERAL:
+                cands.append(chr(a))
+            elif o is sc.RANGE:
+                lo, hi = a
+                cands.extend(chr(c) for c in (lo, hi, rng.randint(lo, hi)))
+            elif o is sc.CATEGORY:
+                cands.extend({sc.CATEGORY_DIGIT: "0729", sc.CATEGORY_SPACE: " \t", sc.CATEGORY_WORD: "aZ_9"}.get(a, "a"))
+        if neg:
+            pool = [c for c in "abcxyzABC0129 _-+.,;:()[]{}" if c not in cands]
+            return rng.choice(pool or ["a"])
+        return rng.choice(cands or ["a"])
+
+    try:
+        gen(sp.parse(pattern, flags))
+    except Exception:
+        return None
+    return "".join(out)
+
+
+def sample_sentence(rng, lk, budget=60):
+    """A random derivation of Lark's start rule (shortest expansions once the budget is spent)."""
+    from lark.grammar import NonTerminal
+    by_origin = {}
+    for r in lk.rules:
+        by_origin.setdefault(r.origin.name, []).append(r)
+    # Shortest derivation length (in symbols) of each nonterminal, by fixpoint.
+    INF = 10 ** 9
+    short = {n: INF for n in by_origin}
+    changed = True
+    while changed:
+        changed = False
+        for n, rules in by_origin.items():
+            for r in rules:
+                v = sum(short.get(x.name, INF) if isinstance(x, NonTerminal) else 1 for x in r.expansion)
+                if v < short[n]:
+                    short[n] = v
+                    changed = True
+    terms = {t.name: t for t in lk.terminals}
+    ignore = [terms[n] for n in lk.ignore_tokens if n in terms]
+    out = []
+    steps = [0]
+
+    def expand(name, depth):
+        rules = by_origin[name]
+        steps[0] += 1
+        if steps[0] > budget or depth > 40:
+            rules = [min(rules, key=lambda r: sum(short.get(x.name, INF) if isinstance(x, NonTerminal) else 1 for x in r.expansion))]
+        r = rng.choice(rules)
+        for x in r.expansion:
+            if isinstance(x, NonTerminal):
+                expand(x.name, depth + 1)
+            else:
+                t = terms.get(x.name)
+                if t is None:  # %declare'd (a postlexer's)
+                    raise ValueError(x.name)
+                text = t.pattern.value if t.pattern.type == "str" else sample_regex(rng, t.pattern.to_regexp())
+                if text is None:
+                    raise ValueError(t.name)
+                out.append(text)
+                if ignore and rng.random() < 0.5:
+                    w = sample_regex(rng, rng.choice(ignore).pattern.to_regexp())
+                    out.append(w or " ")
+
+    try:
+        expand(lk.options.start[0], 0)
+    except (ValueError, RecursionError):
+        return None
+    return "".join(out)
+
+
 def lark_accepts(lk, text):
     try:
         lk.parse(text)
@@ -265,7 +368,7 @@ def grammask_parse(path, start, files, lexer):
         cmd += ["--lexer", lexer]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 1):
-        raise RuntimeError(p.stderr.strip()[-500:])
+        return p.stderr.strip().splitlines()[0][:300] if p.stderr.strip() else f"exit {p.returncode}"
     return {os.path.basename(j["file"]): j["ok"] for j in map(json.loads, p.stdout.splitlines()) if "file" in j}
 
 
@@ -302,7 +405,10 @@ def agree_one(row, args):
                 pass
     for k, g in enumerate(gens):
         texts[f"gen{k:05d}"] = g
-    seeds = gens or [random_text(rng, pool, chars) for _ in range(20)]
+    sents = [x for x in (sample_sentence(rng, lk) for _ in range(args.texts)) if x is not None]
+    for k, x in enumerate(sents):
+        texts[f"snt{k:05d}"] = x
+    seeds = gens + sents or [random_text(rng, pool, chars) for _ in range(20)]
     for k in range(args.texts):
         texts[f"rnd{k:05d}"] = random_text(rng, pool, chars)
         texts[f"mut{k:05d}"] = mutate(rng, rng.choice(seeds), pool)
@@ -315,7 +421,10 @@ def agree_one(row, args):
     with open(lst, "w") as f:
         f.write("\n".join(os.path.join(tdir, n) for n in texts) + "\n")
     ours = grammask_parse(path, start, lst, args.lexer)
-    res = {"file": row["file"], "texts": len(texts), "generated": len(gens), "lark_accepted": 0, "parse_agree": 0, "disagree": []}
+    if isinstance(ours, str):
+        shutil.rmtree(work)
+        return {"file": row["file"], "skipped": f"grammask refuses: {ours}"}
+    res = {"file": row["file"], "texts": len(texts), "generated": len(gens), "sentences": len(sents), "lark_accepted": 0, "parse_agree": 0, "disagree": []}
     for name, t in texts.items():
         want = lark_accepts(lk, t)
         res["lark_accepted"] += want
@@ -348,7 +457,7 @@ def agree(args):
             continue
         chk = f", check {r['check_agree']}/{r['texts']}" if "check_agree" in r else ""
         print(f"{r['file']}: parse {r['parse_agree']}/{r['texts']}{chk} agree with Lark "
-              f"({r['lark_accepted']} accepted by Lark, {r['generated']} generated)")
+              f"({r['lark_accepted']} accepted by Lark; {r['sentences']} sampled sentences, {r['generated']} generations)")
         for d in r["disagree"]:
             print(f"    lark={d['lark']} grammask={d['grammask']}: {d['text']!r}")
         if r["parse_agree"] != r["texts"] or r.get("check_agree", r["texts"]) != r["texts"]:
