@@ -14,6 +14,7 @@ pub mod formats;
 pub mod gen;
 pub mod ir;
 pub mod numbers;
+pub mod oracle;
 pub mod rx;
 pub mod scalar;
 

@@ -545,6 +545,9 @@ impl Dfa {
     fn dead(&self, s: StateID) -> bool {
         self.dfa.is_dead_state(s) || self.dfa.is_quit_state(s)
     }
+    pub fn runner(&self) -> Runner<'_> {
+        Runner { d: self, s: self.start }
+    }
     pub fn full_match(&self, text: &[u8]) -> bool {
         let mut s = self.start;
         for &b in text {
@@ -554,6 +557,24 @@ impl Dfa {
             }
         }
         self.accepting(s)
+    }
+}
+
+/// A DFA run, byte by byte.
+pub struct Runner<'d> {
+    d: &'d Dfa,
+    s: StateID,
+}
+
+impl Runner<'_> {
+    /// Feeds a byte; false once no match is possible.
+    pub fn step(&mut self, b: u8) -> bool {
+        self.s = self.d.dfa.next_state(self.s, b);
+        !self.d.dead(self.s)
+    }
+    /// The bytes fed so far are a full match.
+    pub fn accepting(&self) -> bool {
+        self.d.accepting(self.s)
     }
 }
 
