@@ -104,6 +104,9 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
                 Err(e) => {
                     // Unsupported constructs must be named; unsatisfiable schemas are fine.
                     let class = failure_class(&e);
+                    if std::env::var_os("GRAMMASK_SUITE_VERBOSE").is_some() {
+                        eprintln!("compile error {kw}: {}: {e:?}", g["description"]);
+                    }
                     assert!(
                         !matches!(class.as_str(), "Regex"),
                         "{kw}: {}: an unclear error: {e:?}",

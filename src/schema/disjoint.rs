@@ -11,7 +11,7 @@ pub fn disjoint(ir: &mut Ir<'_>, a: ConjId, b: ConjId, depth: usize) -> Result<b
         return Ok(false);
     }
     let (ma, mb) = (ir.merged(a)?, ir.merged(b)?);
-    let common = ma.eff_types() & mb.eff_types();
+    let common = ma.gen_types() & mb.gen_types();
     if common == 0 {
         return Ok(true);
     }

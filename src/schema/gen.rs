@@ -303,7 +303,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         }
         let mut types = Vec::new();
         for &c in list.iter() {
-            types.push(self.merged(c)?.eff_types());
+            types.push(self.merged(c)?.gen_types());
         }
         let admits = |bit: u8| -> Option<Vec<bool>> {
             let v: Vec<bool> = types.iter().map(|t| t & bit != 0).collect();
@@ -557,7 +557,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         let mut infos = Vec::new();
         for &c in list.iter() {
             let m = self.merged(c)?;
-            infos.push(if m.eff_types() & T_OBJ != 0 { Some(self.obj_info(c)?) } else { None });
+            infos.push(if m.gen_types() & T_OBJ != 0 { Some(self.obj_info(c)?) } else { None });
             ms.push(m);
         }
         let mut lits: Vec<String> = Vec::new();

@@ -96,8 +96,17 @@ pub struct Merged<'a> {
 }
 
 impl Merged<'_> {
-    /// The types a value may have, `enum`/`const` taken into account.
+    /// The types a value of this conjunction may have, `enum`/`const` taken
+    /// into account (structured enum values count: they become alternatives).
     pub fn eff_types(&self) -> u8 {
+        self.types_with(true)
+    }
+    /// The types the generator produces for this conjunction itself
+    /// (structured enum values only through their own const alternatives).
+    pub fn gen_types(&self) -> u8 {
+        self.types_with(self.struct_const)
+    }
+    fn types_with(&self, structs: bool) -> u8 {
         match &self.consts {
             None => self.types,
             Some(c) => {
@@ -108,6 +117,8 @@ impl Merged<'_> {
                         Value::Bool(_) => T_BOOL,
                         Value::Number(_) => T_INT | T_FRAC,
                         Value::String(_) => T_STR,
+                        Value::Array(_) if structs => T_ARR,
+                        Value::Object(_) if structs => T_OBJ,
                         _ => 0,
                     };
                 }
@@ -438,7 +449,9 @@ impl<'a> Ir<'a> {
                     (Some(cs), false) => cs.iter().copied().filter(|v| v.is_object() || v.is_array()).collect(),
                     _ => Vec::new(),
                 };
-                out.push(c);
+                if m.gen_types() != 0 {
+                    out.push(c);
+                }
                 for (i, v) in structs.into_iter().enumerate() {
                     let l = self.const_loc(v, format!("{}/enum/{i}", m.ptr));
                     let mut s = set.clone();

@@ -63,7 +63,7 @@ fn filter_lits(texts: Vec<String>, list: &[String]) -> Result<Vec<String>> {
 
 pub fn scalar_lang(ir: &mut Ir<'_>, c: ConjId) -> Result<ScalarLang> {
     let m = ir.merged(c)?;
-    let eff = m.eff_types();
+    let eff = m.gen_types();
     let mut out = ScalarLang::default();
     let consts: Option<Vec<&Value>> = m.consts.clone();
     let has = |v: &Value| consts.as_ref().is_none_or(|cs| cs.iter().any(|w| super::ir::json_eq(v, w)));
