@@ -85,6 +85,16 @@ fn failure_class(e: &grammask::Error) -> String {
     format!("{:?}", e.kind())
 }
 
+/// `GRAMMASK_SUITE_DUMP=FILE`: one JSON line per (schema, instance, layout)
+/// with grammask's verdict, for scripts/llguidance_agreement.py.
+fn dump_line(v: serde_json::Value) {
+    use std::io::Write;
+    if let Some(p) = std::env::var_os("GRAMMASK_SUITE_DUMP") {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p).expect("dump file");
+        writeln!(f, "{v}").expect("write");
+    }
+}
+
 fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<String, Row> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/schema/suite/tests");
     let mut table: BTreeMap<String, Row> = BTreeMap::new();
@@ -112,6 +122,7 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
                         "{kw}: {}: an unclear error: {e:?}",
                         g["description"]
                     );
+                    dump_line(serde_json::json!({"draft": draft, "file": kw, "group": g["description"], "schema": schema, "compiled": false, "error": e.message()}));
                     row.groups_failed += 1;
                     *row.failures.entry(class).or_default() += 1;
                     continue;
@@ -132,6 +143,8 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
                         let by_tokens = tok.replay(s, &text);
                         assert_eq!(by_tokens, ok, "{kw}: {} / {}: oracle and masks disagree on {text}", g["description"], t["description"]);
                     }
+                    dump_line(serde_json::json!({"draft": draft, "file": kw, "group": g["description"], "test": t["description"],
+                        "schema": schema, "compiled": true, "spaced": spaced, "text": text, "valid": valid, "grammask": ok}));
                     accepted_all &= ok;
                     accepted_any |= ok;
                     if !valid && ok {
