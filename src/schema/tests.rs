@@ -41,3 +41,18 @@ fn errors() {
     let g = to_cfg(&json!({"not": {}, "x-foo": 1}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
     assert!(g.warnings.iter().any(|w| w.contains("not")));
 }
+
+#[test]
+fn json_in_lark() {
+    let g = r#"start: "<tool_call>" %json {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}, "required": ["name"], "additionalProperties": false} "</tool_call>"
+"#;
+    let cfg = crate::grammar::lark::parse_grammar(g, "t.lark", None, &|_| None).unwrap();
+    crate::parser::lalr::build_tables(&cfg).unwrap();
+    let o = oracle::Oracle::new(&cfg).unwrap();
+    assert!(o.check(br#"<tool_call>{"name": "x", "n": 3}</tool_call>"#).is_ok());
+    assert!(o.check(br#"<tool_call>{"name":"x"}</tool_call>"#).is_ok());
+    assert!(o.check(br#"<tool_call>{"n": 3}</tool_call>"#).is_err());
+    assert!(o.check(br#"<tool_call>{"name": 1}</tool_call>"#).is_err());
+    let e = crate::grammar::lark::parse_grammar("start: %json {\"not\": {}}\n", "t.lark", None, &|_| None).unwrap_err();
+    assert!(e.message().contains("t.lark:1") && e.message().contains("`not`"), "{e:?}");
+}
