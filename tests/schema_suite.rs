@@ -35,6 +35,8 @@ struct Row {
     valid_refused: usize,
     invalid_refused: usize,
     invalid_accepted: usize,
+    /// Oracle (whole text) and masks (token by token) disagree.
+    disagree: usize,
     failures: BTreeMap<String, usize>,
 }
 
@@ -141,7 +143,10 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
                     let ok = oracle.check(text.as_bytes()).is_ok();
                     if let Some((s, tok)) = store.as_ref().zip(tokens) {
                         let by_tokens = tok.replay(s, &text);
-                        assert_eq!(by_tokens, ok, "{kw}: {} / {}: oracle and masks disagree on {text}", g["description"], t["description"]);
+                        if by_tokens != ok {
+                            eprintln!("DISAGREE {kw}: {} / {}: oracle {ok}, masks {by_tokens}: {text}", g["description"], t["description"]);
+                            row.disagree += 1;
+                        }
                     }
                     dump_line(serde_json::json!({"draft": draft, "file": kw, "group": g["description"], "test": t["description"],
                         "schema": schema, "compiled": true, "spaced": spaced, "text": text, "valid": valid, "grammask": ok}));
@@ -204,7 +209,7 @@ fn official_suite() {
     for draft in ["draft2020-12", "draft7"] {
         let t = run_draft(draft, full, tok.as_ref());
         print(draft, &t);
-        bad += t.values().map(|r| r.invalid_accepted).sum::<usize>();
+        bad += t.values().map(|r| r.invalid_accepted + r.disagree).sum::<usize>();
     }
-    assert_eq!(bad, 0, "invalid instances accepted (see INVALIDATION lines)");
+    assert_eq!(bad, 0, "invalid instances accepted or oracle/mask disagreements (see INVALIDATION / DISAGREE lines)");
 }
