@@ -188,10 +188,10 @@ fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMu
     rep.lexer_states = lexer.n_states();
     rep.lexer_classes = lexer.n_classes();
     progress(&format!(
-        "lexer ({}): {} states, {} byte classes, {} modes ({} ms)",
-        cfg.lexer.name(),
+        "lexer: {} states, {} byte classes, {} lexing, {} modes ({} ms)",
         lexer.n_states(),
         lexer.n_classes(),
+        cfg.lexer.name(),
         stats.n_modes,
         rep.ms_lexer
     ));
