@@ -390,10 +390,13 @@ function makeApi(raw, isReady) {
      */
     checkStore(store) {
       const rs = rawOfStore(store);
-      const [want, got] = guard(() => [rs.tokenizerFingerprint, this.#get().fingerprintWithEos(rs.eosTokenIds)]);
+      const r = this.#get();
+      const [want, n, eos] = guard(() => [rs.tokenizerFingerprint, rs.vocabSize, rs.eosTokenIds]);
+      const got = n === this.vocabSize ? guard(() => r.fingerprintWithEos(eos)) : null;
       if (want !== got) {
-        const e = new Error(`grammask: the store was built for another tokenizer (store: ${rs.vocabSize} tokens, `
-          + `tokenizer fingerprint ${want}; this tokenizer: ${this.vocabSize} tokens, ${got} with the store's EOS ids)`);
+        const e = new Error(`grammask: the store was built for another tokenizer (store: ${n} tokens, `
+          + `tokenizer fingerprint ${want}; this tokenizer: ${this.vocabSize} tokens`
+          + `${got ? `, ${got} with the store's EOS ids` : ''})`);
         e.name = 'GrammaskError';
         e.kind = 'BlobTokenizer';
         throw e;

@@ -579,11 +579,7 @@ export class GrammarLogitsProcessor {
     const c = this.data.closing(closing);
     if (r.alive) {
       const firstOk = (b) => { const t = this.data.byteTokens[b]; return t >= 0 && isSet(mask, t); };
-      const empty = r.matcher.isAccepting();
-      const hits = [];
-      probes = probe(r.matcher, this.data, c.split, firstOk, (e) => hits.push(e.id));
-      for (const e of c.split) if (e.prefix.length === 0 && empty) hits.push(e.id);
-      for (const id of hits) setBit(mask, id);
+      probes = probe(r.matcher, this.data, c.split, firstOk, (e) => setBit(mask, e.id));
     }
     for (const j of r.close) for (const id of this.data.continuations(closing, j)) setBit(mask, id);
     return probes;

@@ -22,7 +22,8 @@
 # import it by name, as users do. Sizes: out/npm/grammask.size.json.
 #
 # Options (environment): GRAMMASK_NO_WASM_OPT=1 skips wasm-opt (faster,
-# bigger; for debugging).
+# bigger; for debugging); GRAMMASK_JS_ONLY=1 keeps the wasm builds already in
+# pkg/ and redoes the JS layer, the package and its installation (seconds).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -71,6 +72,11 @@ wasm_build() { # features target outdir
 }
 
 out=pkg
+if [ "${GRAMMASK_JS_ONLY:-0}" = 1 ]; then
+  # Only the JS layer changed: keep the wasm builds in pkg/ (they must exist).
+  [ -f "$out/web/grammask_bg.wasm" ] && [ -f "$out/runtime/web/grammask_bg.wasm" ] || { echo "pkg/ has no wasm builds: run without GRAMMASK_JS_ONLY" >&2; exit 1; }
+  say "GRAMMASK_JS_ONLY=1: reusing the wasm builds in $out/"
+else
 rm -rf "$out"
 mkdir -p "$out/runtime"
 for t in web nodejs bundler; do
@@ -102,6 +108,7 @@ share_wasm() { # dir target
 share_wasm "$out" node
 share_wasm "$out" bundler
 share_wasm "$out/runtime" node
+fi
 # wasm-bindgen's nodejs output is CommonJS; the package is "type": "module".
 printf '{ "type": "commonjs" }\n' > "$out/node/package.json"
 printf '{ "type": "commonjs" }\n' > "$out/runtime/node/package.json"
