@@ -117,21 +117,7 @@ pub fn compile(
         nonterminals: cfg.nonterminals.len(),
         ..Default::default()
     };
-    let t = Instant::now();
-    let lexer = crate::lexer::build(cfg)?;
-    rep.ms_lexer = t.elapsed().as_millis() as u64;
-    rep.lexer_states = lexer.n_states();
-    rep.lexer_classes = lexer.n_classes();
-    progress(&format!("lexer: {} states, {} byte classes ({} ms)", lexer.n_states(), lexer.n_classes(), rep.ms_lexer));
-
-    let t = Instant::now();
-    let tables = crate::parser::lalr::build_tables(cfg)?;
-    rep.ms_lalr = t.elapsed().as_millis() as u64;
-    rep.lr_states = tables.n_states() as usize;
-    progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
-    let n_terms = cfg.terminals.len() as u32;
-    let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
-    let grammar = Grammar::new(tables, indent, n_terms);
+    let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, progress)?;
 
     let t = Instant::now();
     let trie = TokenTrie::new(&vocab);
@@ -179,6 +165,36 @@ pub fn compile(
     rep.token_sets = store.sets.len();
     rep.set_words = store.sets.data.len();
     Ok((store, rep))
+}
+
+/// The LALR(1) tables, then the lexer automaton (contextual lexing needs
+/// the tables), and the runtime grammar.
+fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMut(&str)) -> Result<(Lexer, Grammar)> {
+    let t = Instant::now();
+    let tables = crate::parser::lalr::build_tables(cfg)?;
+    rep.ms_lalr = t.elapsed().as_millis() as u64;
+    rep.lr_states = tables.n_states() as usize;
+    progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
+    let t = Instant::now();
+    let (lexer, stats) = crate::lexer::build_for(cfg, Some(&tables))?;
+    rep.ms_lexer = t.elapsed().as_millis() as u64;
+    rep.lexer_states = lexer.n_states();
+    rep.lexer_classes = lexer.n_classes();
+    progress(&format!(
+        "lexer ({}): {} states, {} byte classes, {} modes ({} ms)",
+        cfg.lexer.name(),
+        lexer.n_states(),
+        lexer.n_classes(),
+        stats.n_modes,
+        rep.ms_lexer
+    ));
+    let n_terms = cfg.terminals.len() as u32;
+    let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
+    let mut grammar = Grammar::new(tables, indent, n_terms);
+    if let Some(c) = lexer.contextual() {
+        grammar = grammar.with_modes(c.state_mode.clone(), c.n_modes);
+    }
+    Ok((lexer, grammar))
 }
 
 /// Compile a grammar for a prepared vocabulary, unstreamlined, for a

@@ -330,7 +330,7 @@ impl MaskStore {
         if self.q_base.windows(2).any(|w| w[0] > w[1]) {
             return Err("position index is not monotone".into());
         }
-        let alpha = self.grammar.events.alphabet_size();
+        let alpha = self.grammar.alphabet_size();
         for l in 0..nl {
             let t = &self.q_target[self.q_base[l] as usize..self.q_base[l + 1] as usize];
             if t.windows(2).any(|w| w[0] >= w[1]) {
