@@ -439,19 +439,21 @@ export class GrammarLogitsProcessor {
       }
       r.seen = ids.length;
       r.last = ids.length ? idOf(ids[ids.length - 1]) : -1;
+      const rowLogits = data.subarray(i * width, (i + 1) * width);
       const t0 = performance.now();
       const probes = this._mask(r, width);
-      const rowLogits = data.subarray(i * width, (i + 1) * width);
-      const refused = refusedTopK > 0 ? topRefused(rowLogits, r.mask, refusedTopK) : undefined;
-      const allowed = applyMask(rowLogits, r.mask);
       const t1 = performance.now();
+      const refused = refusedTopK > 0 ? topRefused(rowLogits, r.mask, refusedTopK) : undefined;
+      const t2 = performance.now();
+      const allowed = applyMask(rowLogits, r.mask);
+      const t3 = performance.now();
       if (allowed === 0) {
         throw new Error(`grammask: no token is allowed for row ${i} (the model's logits are ${width} wide, `
           + `the store's vocabulary ${V}); was the store compiled for this model's tokenizer?`);
       }
       if (onStep) {
         onStep({
-          step: this.step, row: i, allowed, maskMs: t1 - t0, commitMs: t0 - c0, forced: allowed === 1, token,
+          step: this.step, row: i, allowed, maskMs: (t1 - t0) + (t3 - t2), commitMs: t0 - c0, forced: allowed === 1, token,
           phase: PHASE_NAMES[r.phase], probes, refused,
         });
       }

