@@ -134,7 +134,14 @@ impl RawMaskStore {
                 let want = u64::from_str_radix(fp.trim(), 16).ok().filter(|_| fp.trim().len() == 16).ok_or_else(|| {
                     js_error(crate::err!(BlobTokenizer, "expectTokenizerFingerprint must be 16 hex digits, got {fp:?}"))
                 })?;
-                MaskStore::from_bytes_for(bytes, want)
+                // The loader's hint names the CLI; in JS, name the JS way too.
+                MaskStore::from_bytes_for(bytes, want).map_err(|e| match e.message().split_once("; rebuild it with") {
+                    Some((head, _)) if e.kind() == ErrorKind::BlobTokenizer => crate::Error::new(
+                        e.kind(),
+                        format!("{head}; compile a store for this tokenizer (compile() or compileStore(), or `grammask compile --tokenizer ...`)"),
+                    ),
+                    _ => e,
+                })
             }
         };
         store.map(|s| RawMaskStore::new(s, Vec::new())).map_err(js_error)
