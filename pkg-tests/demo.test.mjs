@@ -119,7 +119,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     assert.doesNotThrow(() => JSON.parse(r2.text), `JSON.parse(${JSON.stringify(r2.text)})`);
 
     // 3. Python in a fence: free preamble, then a program, then the closing fence.
-    const r3 = await runFinished(page, t, 'Python in a fence', { kind: 'lark', preset: 'Python in a fence', n: 160, wrap: 24 }, 6);
+    const r3 = await runFinished(page, t, 'Python in a fence', { kind: 'lark', preset: 'Python in a fence', n: 160, wrap: 24, maxFree: 4 }, 6);
     const m = /```python\n([\s\S]*?)\n```/.exec(r3.text);
     assert.ok(m, `a complete fence in ${JSON.stringify(r3.text)}`);
     const parsed = pythonParses(m[1]);

@@ -78,7 +78,8 @@ async function child(name) {
   const T = await loadTf();
   const tok = await T.AutoTokenizer.from_pretrained(TOKENIZER);
   const eng = await engineOf(name);
-  const V = tok._tokenizerJSON.model.vocab ? Math.max(...Object.values(tok._tokenizerJSON.model.vocab), ...tok._tokenizerJSON.added_tokens.map((a) => a.id)) + 1 : 0;
+  let V = 0; // the logits width: max id + 1 (the model's vocabulary)
+  for (const id of [...Object.values(tok._tokenizerJSON.model.vocab), ...tok._tokenizerJSON.added_tokens.map((a) => a.id)]) if (id >= V) V = id + 1;
   const schemas = DATA.schemas;
   const result = { engine: name, vocab: V, construct: {}, failures: {}, steps: [], allowed: {} };
   // Cold: the first processor (tokenizer preparation included).
@@ -107,7 +108,7 @@ async function child(name) {
       const proc = eng.make(tok, { type: 'json_schema', json_schema: s.schema });
       const ids = [1n];
       const data = new Float32Array(width);
-      for (let k = 0; k <= st.ids.length; k++) {
+      for (let k = 0; k < st.ids.length; k++) { // the last mask is the one before EOS (generation stops after it)
         data.fill(0);
         const logits = { dims: [1, width], data };
         let ms;
@@ -124,9 +125,9 @@ async function child(name) {
           const allowed = [];
           for (let i = 0; i < width; i++) if (data[i] !== -Infinity) allowed.push(i);
           allowedPerStep.push(allowed);
-          if (k < st.ids.length && data[st.ids[k]] === -Infinity) { refusedAt = { step: k, token: st.ids[k] }; break; }
+          if (data[st.ids[k]] === -Infinity) { refusedAt = { step: k, token: st.ids[k] }; break; }
         }
-        if (k < st.ids.length) ids.push(BigInt(st.ids[k]));
+        ids.push(BigInt(st.ids[k]));
       }
     }
     result.allowed[key] = { allowedPerStep, refusedAt, ids: st.ids, text: st.text };
@@ -144,10 +145,32 @@ async function main() {
   const O = run('official');
   const T = await loadTf();
   const tok = await T.AutoTokenizer.from_pretrained(TOKENIZER);
-  const text = (id) => tok.decode([id], { skip_special_tokens: false });
+  const { PreparedVocab } = await import('grammask');
+  const vocab = PreparedVocab.fromTokenizer(tok);
+  const bytes = (ids) => Buffer.concat(ids.map((id) => Buffer.from(vocab.tokenBytes(id))));
+  const text = (id) => JSON.stringify(bytes([id]).toString('latin1')).slice(1, -1);
   const special = new Set(tok._tokenizerJSON.added_tokens.filter((a) => a.special).map((a) => a.id));
-  const classOf = (id) => (id === tok.eos_token_id ? 'EOS' : special.has(id) ? 'special' : /^\s+$/.test(text(id)) ? 'whitespace-only'
-    : /[^\x00-\x7f]/.test(text(id)) ? 'non-ASCII' : 'other');
+  /** A UTF-8 prefix: could more bytes complete it into valid UTF-8? */
+  const utf8Prefix = (b) => {
+    for (let cut = 0; cut <= 3 && cut <= b.length; cut++) {
+      try { new TextDecoder('utf-8', { fatal: true }).decode(b.subarray(0, b.length - cut)); } catch { continue; }
+      const tail = b.subarray(b.length - cut);
+      if (cut === 0) return true;
+      const lead = tail[0], need = lead >= 0xf5 ? 0 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 0;
+      return need > cut && [...tail.subarray(1)].every((x) => (x & 0xc0) === 0x80);
+    }
+    return false;
+  };
+  const classOf = (id, prefixIds) => {
+    if (id === tok.eos_token_id) return 'EOS';
+    if (special.has(id)) return 'special';
+    const b = bytes([id]);
+    if (!utf8Prefix(Buffer.concat([bytes(prefixIds), b]))) return 'breaks UTF-8';
+    const s = b.toString('utf8');
+    if (/^\s+$/.test(s)) return 'whitespace-only';
+    if (/\s/.test(s) && /^[\s{}[\],:]+$|^\s|\s$/.test(s)) return 'structural whitespace';
+    return /[^\x00-\x7f]/.test(s) ? 'non-ASCII' : 'other';
+  };
   const diff = { gOnly: {}, oOnly: {}, examples: {} };
   let compared = 0;
   for (const [key, g] of Object.entries(G.allowed)) {
@@ -157,14 +180,14 @@ async function main() {
     for (let k = 0; k < n; k++) {
       compared++;
       const gs = new Set(g.allowedPerStep[k]), os = new Set(o.allowedPerStep[k]);
-      const prefix = tok.decode(g.ids.slice(0, k), { skip_special_tokens: true });
+      const prefix = JSON.stringify(bytes(g.ids.slice(0, k)).toString('latin1')).slice(1, -1);
       for (const [a, b, into] of [[gs, os, 'gOnly'], [os, gs, 'oOnly']]) {
         for (const id of a) {
           if (b.has(id)) continue;
-          const c = classOf(id);
+          const c = classOf(id, g.ids.slice(0, k));
           diff[into][c] = (diff[into][c] ?? 0) + 1;
           const ex = (diff.examples[`${into}/${c}`] ??= []);
-          if (ex.length < 3) ex.push(`${JSON.stringify(prefix.slice(-24))} + ${JSON.stringify(text(id))}`);
+          if (ex.length < 4) ex.push(`"${prefix.slice(-24)}" + "${text(id)}"`);
         }
       }
     }
@@ -181,12 +204,12 @@ async function main() {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   lines.push(row('grammask', G), row('@huggingface/transformers-structured-output 4.3.0', O));
   lines.push('', `Exactness: ${compared} steps compared (zero logits).`, '', '| class | allowed by grammask only | allowed by the official package only |', '|---|---:|---:|');
-  for (const c of ['whitespace-only', 'EOS', 'special', 'non-ASCII', 'other']) lines.push(`| ${c} | ${diff.gOnly[c] ?? 0} | ${diff.oOnly[c] ?? 0} |`);
+  for (const c of ['whitespace-only', 'structural whitespace', 'breaks UTF-8', 'EOS', 'special', 'non-ASCII', 'other']) lines.push(`| ${c} | ${diff.gOnly[c] ?? 0} | ${diff.oOnly[c] ?? 0} |`);
   lines.push('', 'Examples (text so far + token):');
   for (const [k, v] of Object.entries(diff.examples)) lines.push(`- ${k}: ${v.join('; ')}`);
   for (const [e, R] of [['grammask', G], ['official', O]]) {
     for (const [s, f] of Object.entries(R.failures)) lines.push(`- ${e} refused schema ${s}: ${f}`);
-    for (const [k, v] of Object.entries(R.allowed)) if (v.refusedAt) lines.push(`- ${e} refused stream ${k} at step ${v.refusedAt.step}: ${v.refusedAt.error ?? `token ${JSON.stringify(text(v.refusedAt.token))}`}`);
+    for (const [k, v] of Object.entries(R.allowed)) if (v.refusedAt) lines.push(`- ${e} refused stream ${k} at step ${v.refusedAt.step}: ${v.refusedAt.error ?? `token "${text(v.refusedAt.token)}"`}`);
   }
   fs.mkdirSync(path.dirname(path.resolve(ROOT, OUT)), { recursive: true });
   fs.writeFileSync(path.resolve(ROOT, OUT), lines.join('\n') + '\n');

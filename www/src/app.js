@@ -187,7 +187,7 @@ function constraintOf(o) {
     const p = LARKS[o.preset];
     if (p?.preset) { c.preset = p.preset; c.presetText = grammarTexts.get(p.file); }
   }
-  if (o.fence) c.fence = { trigger: unescape(o.trigger), closing: unescape(o.closing) };
+  if (o.fence) c.fence = { trigger: unescape(o.trigger), closing: unescape(o.closing), maxFree: Number(o.maxFree) || 0 };
   return c;
 }
 
@@ -298,7 +298,7 @@ async function run(o) {
 function readForm() {
   return {
     model: $('model').value, dtype: $('dtype').value, device: $('device').value, kind: kind(), preset: $('preset').value,
-    text: $('editor').value, whitespace: $('whitespace').value, fence: $('fence').checked, trigger: $('trigger').value, closing: $('closing').value,
+    text: $('editor').value, whitespace: $('whitespace').value, fence: $('fence').checked, trigger: $('trigger').value, closing: $('closing').value, maxFree: $('maxFree').value,
     prompt: $('prompt').value, n: Number($('n').value), sample: $('sample').checked, wrap: Number($('wrap').value), compare: $('compare').checked,
   };
 }
@@ -346,6 +346,7 @@ async function main() {
       if (over.text !== undefined) $('editor').value = over.text;
       if (over.prompt !== undefined) $('prompt').value = over.prompt;
       if (over.fence !== undefined) $('fence').checked = over.fence;
+      if (over.maxFree !== undefined) $('maxFree').value = over.maxFree;
       return run({ ...readForm(), ...over, text: $('editor').value, prompt: $('prompt').value, fence: $('fence').checked });
     },
   };

@@ -153,7 +153,7 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
   let commitMs = 0, maskMs = 0, steps = 0, forced = 0;
   let prev = null;
   const proc = new StructuredOutputProcessor(state.vocab, { type: 'store', store: state.store }, {
-    eosTokenIds: eos, refusedTopK: 5, ...(fence ? { trigger: fence.trigger, closing: fence.closing } : {}),
+    eosTokenIds: eos, refusedTopK: 5, ...(fence ? { trigger: fence.trigger, closing: fence.closing, maxFreeTokens: fence.maxFree || Infinity } : {}),
     onStep: (s) => {
       steps++; maskMs += s.maskMs; commitMs += s.commitMs;
       // The token of the previous step is known now; its "forced" is the previous mask's.
