@@ -228,6 +228,20 @@ function makeApi(raw, isReady) {
     commitTokens(ids) { const a = tokenArray(ids); guard(() => this.#get().commitTokens(a)); }
     rollback(n = 1) { u32(n, 'rollback count'); guard(() => this.#get().rollback(n)); }
     forcedTokens(limit = 64) { u32(limit, 'limit'); return guard(() => this.#get().forcedTokens(limit)); }
+    /**
+     * Which entries of a PrefixSet the matcher accepts from here (their bytes
+     * committed one by one as the single-byte tokens `byteTokens`, an
+     * Int32Array(256) with -1 for none), and, for entries that ask, after
+     * which the text is complete; entries whose id is set in the mask `skip`
+     * are not tried. The matcher ends where it was. Returns { ids, commits }.
+     */
+    acceptedPrefixes(set, byteTokens, skip = new Uint32Array(0)) {
+      const rs = rawOfPrefixSet(set);
+      if (!(byteTokens instanceof Int32Array) || byteTokens.length !== 256) throw new TypeError('grammask: byteTokens must be an Int32Array(256)');
+      if (!(skip instanceof Uint32Array)) throw new TypeError('grammask: skip must be a Uint32Array mask');
+      const r = guard(() => this.#get().acceptedPrefixes(rs, byteTokens, skip));
+      return { ids: r.subarray(0, r.length - 1), commits: r[r.length - 1] };
+    }
     isAccepting() { return guard(() => this.#get().isAccepting()); }
     isStopped() { return guard(() => this.#get().isStopped()); }
     reset() { guard(() => this.#get().reset()); }
@@ -244,9 +258,48 @@ function makeApi(raw, isReady) {
     }
   }
 
+  let rawOfPrefixSet;
+
+  /**
+   * Candidate byte strings, each with a token id and an "and then complete"
+   * flag, for Matcher.acceptedPrefixes: `new PrefixSet([{ bytes, id, accepting }])`
+   * (any order: sorted here).
+   */
+  class PrefixSet {
+    #raw;
+    constructor(entries) {
+      if (!Array.isArray(entries)) throw new TypeError('grammask: PrefixSet expects an array of { bytes: Uint8Array, id, accepting }');
+      const es = entries.map((e, i) => {
+        if (!(e?.bytes instanceof Uint8Array)) throw new TypeError(`grammask: PrefixSet entry #${i}: bytes must be a Uint8Array`);
+        return { bytes: e.bytes, id: u32(e.id, `PrefixSet entry #${i} id`), accepting: e.accepting ? 1 : 0 };
+      });
+      es.sort((a, b) => {
+        const n = Math.min(a.bytes.length, b.bytes.length);
+        for (let i = 0; i < n; i++) if (a.bytes[i] !== b.bytes[i]) return a.bytes[i] - b.bytes[i];
+        return a.bytes.length - b.bytes.length;
+      });
+      const offsets = new Uint32Array(es.length + 1);
+      es.forEach((e, i) => { offsets[i + 1] = offsets[i] + e.bytes.length; });
+      const bytes = new Uint8Array(offsets[es.length]);
+      es.forEach((e, i) => bytes.set(e.bytes, offsets[i]));
+      this.#raw = guard(() => new raw.RawPrefixSet(bytes, offsets, Uint32Array.from(es, (e) => e.id), Uint8Array.from(es, (e) => e.accepting)));
+    }
+    static {
+      rawOfPrefixSet = (p) => {
+        if (!(p instanceof PrefixSet)) throw new TypeError('grammask: expected a PrefixSet (of this module instance: Matcher.PrefixSet)');
+        if (p.#raw === null) throw freed('PrefixSet');
+        return p.#raw;
+      };
+    }
+    get length() { return guard(() => rawOfPrefixSet(this).length); }
+    free() { if (this.#raw !== null) { const r = this.#raw; this.#raw = null; r.free(); } }
+  }
+  Matcher.PrefixSet = PrefixSet;
+
   if (DISPOSE) {
     MaskStore.prototype[DISPOSE] = function () { this.free(); };
     Matcher.prototype[DISPOSE] = function () { this.free(); };
+    PrefixSet.prototype[DISPOSE] = function () { this.free(); };
   }
 
   function wasmMemoryBytes() {

@@ -156,9 +156,22 @@ class TokenData {
     this.triggers = new Map(); // trigger string -> { p, f, perState: Map }
     this.closings = new Map(); // closing string -> { p, split: entries }
     this.conts = new Map(); // string -> Map(j -> ids continuing it from byte j)
+    this.sets = new Map(); // Matcher class -> Map(key -> PrefixSet of that module instance)
   }
 
   token(id) { return this.bytes.subarray(this.offsets[id], this.offsets[id + 1]); }
+
+  /** The entries as a PrefixSet of the module instance of `Matcher` (cached by key). */
+  prefixSet(Matcher, key, entries) {
+    let m = this.sets.get(Matcher);
+    if (!m) this.sets.set(Matcher, (m = new Map()));
+    let set = m.get(key);
+    if (!set) {
+      set = new Matcher.PrefixSet(entries.map((e) => ({ bytes: e.prefix, id: e.id, accepting: e.accepting })));
+      m.set(key, set);
+    }
+    return set;
+  }
 
   trigger(s) {
     let t = this.triggers.get(s);
@@ -277,20 +290,28 @@ function checkStoreOnce(vocab, store) {
 }
 
 /**
- * Which of `entries` ({ prefix, accepting }) the matcher accepts: their
- * bytes committed one by one (as single-byte tokens) from the matcher's
- * state, and, when `accepting`, the text complete after them. Entries are
- * sorted by prefix, so shared prefixes are committed once; a refused byte
- * skips every entry that shares it. The matcher is rolled back to where it
- * was. `firstOk(b)`: a cheap filter on the first byte (from the current mask).
+ * Which of `entries` ({ id, prefix, accepting }, sorted by prefix) the
+ * matcher accepts: their bytes committed one by one (as single-byte tokens)
+ * from the matcher's state, and, when `accepting`, the text complete after
+ * them; entries whose id is set in the mask `skip` are not tried. Shared
+ * prefixes are committed once; a refused byte skips every entry that shares
+ * it. The matcher ends where it was. In wasm (Matcher.acceptedPrefixes, one
+ * call) when the Matcher class has it; otherwise here. Calls `onHit(id)`;
+ * returns the number of commits.
  */
-function probe(matcher, data, entries, firstOk, onHit) {
+function probe(matcher, data, key, entries, skip, onHit) {
+  const M = matcher.constructor;
+  if (typeof matcher.acceptedPrefixes === 'function' && typeof M.PrefixSet === 'function') {
+    const { ids, commits } = matcher.acceptedPrefixes(data.prefixSet(M, key, entries), data.byteTokens, skip);
+    for (const id of ids) onHit(id);
+    return commits;
+  }
   const path = [];
   let failed = null; // the bytes up to and including a refused one
   let calls = 0;
   for (const e of entries) {
+    if (skip.length && isSet(skip, e.id)) continue;
     const pre = e.prefix;
-    if (pre.length > 0 && !firstOk(pre[0])) continue;
     if (failed && pre.length >= failed.length) {
       let same = true;
       for (let i = 0; i < failed.length; i++) if (pre[i] !== failed[i]) { same = false; break; }
@@ -298,7 +319,7 @@ function probe(matcher, data, entries, firstOk, onHit) {
     }
     let l = 0;
     while (l < path.length && l < pre.length && path[l] === pre[l]) l++;
-    if (path.length > l) { matcher.rollback(path.length - l); calls++; path.length = l; }
+    if (path.length > l) { matcher.rollback(path.length - l); path.length = l; }
     let ok = true;
     for (let i = l; i < pre.length; i++) {
       const t = data.byteTokens[pre[i]];
@@ -308,12 +329,14 @@ function probe(matcher, data, entries, firstOk, onHit) {
       path.push(pre[i]);
     }
     if (!ok) continue;
-    if (e.accepting) { calls++; if (!matcher.isAccepting()) continue; }
-    onHit(e);
+    if (e.accepting && !matcher.isAccepting()) continue;
+    onHit(e.id);
   }
   if (path.length) matcher.rollback(path.length);
   return calls;
 }
+
+const NO_SKIP = new Uint32Array(0);
 
 // ---- the engine ------------------------------------------------------------------
 
@@ -580,8 +603,9 @@ export class GrammarLogitsProcessor {
     for (const e of this.storeEos) clearBit(mask, e);
     const c = this.data.closing(closing);
     if (r.alive) {
-      const firstOk = (b) => { const t = this.data.byteTokens[b]; return t >= 0 && isSet(mask, t); };
-      probes = probe(r.matcher, this.data, c.split, firstOk, (e) => setBit(mask, e.id));
+      // Tokens the grammar allows already need no check.
+      const skip = mask.slice();
+      probes = probe(r.matcher, this.data, `closing:${closing}`, c.split, skip, (id) => setBit(mask, id));
     }
     for (const j of r.close) for (const id of this.data.continuations(closing, j)) setBit(mask, id);
     return probes;
@@ -605,7 +629,7 @@ export class GrammarLogitsProcessor {
     }
     // A token that completes the trigger must begin a valid output.
     for (const e of comp.rest) clearBit(mask, e.id);
-    return probe(r.matcher, this.data, comp.rest, () => true, (e) => setBit(mask, e.id));
+    return probe(r.matcher, this.data, `trigger:${trigger}:${r.kmp}`, comp.rest, NO_SKIP, (id) => setBit(mask, id));
   }
 }
 

@@ -329,6 +329,96 @@ impl RawMatcher {
     pub fn reset(&mut self) {
         self.m.reset()
     }
+
+    /// The entries of `set` whose bytes the matcher accepts from its current
+    /// state (committed one by one as the single-byte tokens of
+    /// `byte_tokens`, -1: none, the entry fails), and, for entries that ask,
+    /// after which the text is complete. Entries whose id is set in `skip`
+    /// (a mask) are not tried. Shared prefixes are committed once (the set is
+    /// sorted); a refused byte skips every entry that shares it. The matcher
+    /// is rolled back to where it was. Returns the ids of the hits, then the
+    /// number of commits made (last element).
+    #[wasm_bindgen(js_name = acceptedPrefixes)]
+    pub fn accepted_prefixes(&mut self, set: &RawPrefixSet, byte_tokens: &[i32], skip: &[u32]) -> Result<Vec<u32>, JsValue> {
+        let mut hits = Vec::new();
+        let mut path: Vec<u8> = Vec::new();
+        let mut failed: Option<Vec<u8>> = None;
+        let mut commits = 0u32;
+        let is_set = |m: &[u32], id: u32| m.get(id as usize >> 5).is_some_and(|w| w >> (id & 31) & 1 == 1);
+        for e in 0..set.ids.len() {
+            let id = set.ids[e];
+            if is_set(skip, id) {
+                continue;
+            }
+            let pre = &set.bytes[set.offsets[e] as usize..set.offsets[e + 1] as usize];
+            if let Some(f) = &failed {
+                if pre.starts_with(f) {
+                    continue;
+                }
+            }
+            let l = path.iter().zip(pre).take_while(|(a, b)| a == b).count();
+            if path.len() > l {
+                self.m.rollback(path.len() - l).map_err(js_error)?;
+                path.truncate(l);
+            }
+            let mut ok = true;
+            for (i, &b) in pre.iter().enumerate().skip(l) {
+                let t = byte_tokens.get(b as usize).copied().unwrap_or(-1);
+                commits += 1;
+                if t < 0 || self.m.commit_token(t as u32).is_err() {
+                    failed = Some(pre[..=i].to_vec());
+                    ok = false;
+                    break;
+                }
+                path.push(b);
+            }
+            if ok && (set.accepting[e] == 0 || self.m.is_accepting()) {
+                hits.push(id);
+            }
+        }
+        if !path.is_empty() {
+            self.m.rollback(path.len()).map_err(js_error)?;
+        }
+        hits.push(commits);
+        Ok(hits)
+    }
+}
+
+/// Byte strings with a token id each and an "and then complete" flag, sorted
+/// by bytes: the candidates of `RawMatcher::acceptedPrefixes`.
+#[wasm_bindgen(js_name = RawPrefixSet)]
+pub struct RawPrefixSet {
+    bytes: Vec<u8>,
+    offsets: Vec<u32>,
+    ids: Vec<u32>,
+    accepting: Vec<u8>,
+}
+
+#[wasm_bindgen(js_class = RawPrefixSet)]
+impl RawPrefixSet {
+    /// `offsets` has one more element than `ids` and `accepting`; entry `e` is
+    /// `bytes[offsets[e] .. offsets[e + 1]]` and must sort after entry `e - 1`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: Vec<u8>, offsets: Vec<u32>, ids: Vec<u32>, accepting: Vec<u8>) -> Result<RawPrefixSet, JsValue> {
+        let n = ids.len();
+        let bad = |m: &str| js_error(crate::err!(InvalidState, "prefix set: {m}"));
+        if offsets.len() != n + 1 || accepting.len() != n || offsets.first() != Some(&0) || offsets[n] as usize != bytes.len() {
+            return Err(bad("offsets must have ids.length + 1 entries from 0 to bytes.length, accepting ids.length"));
+        }
+        if offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(bad("offsets must not decrease"));
+        }
+        let entry = |e: usize| &bytes[offsets[e] as usize..offsets[e + 1] as usize];
+        if (1..n).any(|e| entry(e - 1) > entry(e)) {
+            return Err(bad("entries must be sorted by their bytes"));
+        }
+        Ok(RawPrefixSet { bytes, offsets, ids, accepting })
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.ids.len() as u32
+    }
 }
 
 /// Largest grammar, schema or regex text the compile functions accept.
