@@ -940,10 +940,14 @@ fn run_spec(spec: &Spec, seed: u64, tally: &mut Tally) -> (u64, usize) {
     let rec = Recognizer::new(cfg.clone()).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
     let mut o = Oracle::new(rec, spec);
     let vocab = if spec.synthetic { common::synthetic_vocab(&common::grammar_tokens(&cfg)) } else { small_vocab(spec.alpha, spec.extra) };
-    let stores = [common::compile_store(&cfg, vocab.clone(), true), common::compile_store(&cfg, vocab, false)];
+    let stores = [
+        common::compile_store(&cfg, vocab.clone(), true),
+        common::compile_store(&cfg, vocab.clone(), false),
+        common::compile_lazy_store(&cfg, vocab),
+    ];
     let mut rng = Rng(seed);
     for (k, store) in stores.iter().enumerate() {
-        let what = format!("{}/{}", spec.name, if k == 0 { "streamlined" } else { "raw" });
+        let what = format!("{}/{}", spec.name, ["streamlined", "raw", "lazy"][k]);
         for _ in 0..spec.walks {
             walk(&mut o, store, &mut rng, spec.max_len, tally, &what);
         }

@@ -260,11 +260,31 @@ impl SetsBuilder {
 
     /// Add a set given as sorted, deduplicated ids (`< vocab_len`); returns its index.
     pub fn add(&mut self, ids: &[u32]) -> u32 {
-        if let Some(&i) = self.dedup.get(ids) {
-            return i;
-        }
-        let (words, vocab) = (self.sets.words as usize, self.sets.vocab_len);
-        let nb = blocks(self.sets.words);
+        add_dedup(&mut self.sets, &mut self.dedup, ids)
+    }
+
+    pub fn finish(self) -> TokenSets {
+        self.sets
+    }
+}
+
+/// Add a set to `sets` unless `dedup` already knows it (see [`SetsBuilder`]);
+/// used directly by stores that grow after construction.
+pub fn add_dedup(sets: &mut TokenSets, dedup: &mut std::collections::HashMap<Vec<u32>, u32>, ids: &[u32]) -> u32 {
+    if let Some(&i) = dedup.get(ids) {
+        return i;
+    }
+    let i = sets.push(ids);
+    dedup.insert(ids.to_vec(), i);
+    i
+}
+
+impl TokenSets {
+    /// Append a set given as sorted, deduplicated ids (`< vocab_len`) in its
+    /// smallest form; returns its index.
+    pub fn push(&mut self, ids: &[u32]) -> u32 {
+        let (words, vocab) = (self.words as usize, self.vocab_len);
+        let nb = blocks(self.words);
         let mut ranges: Vec<[u32; 2]> = Vec::new();
         for &t in ids {
             match ranges.last_mut() {
@@ -309,15 +329,10 @@ impl SetsBuilder {
                 list16(not.iter().copied(), nb)
             }
         };
-        let i = self.sets.index.len() as u32;
-        self.sets.index.push([kind, self.sets.data.len() as u32, payload.len() as u32]);
-        self.sets.data.extend_from_slice(&payload);
-        self.dedup.insert(ids.to_vec(), i);
+        let i = self.index.len() as u32;
+        self.index.push([kind, self.data.len() as u32, payload.len() as u32]);
+        self.data.extend_from_slice(&payload);
         i
-    }
-
-    pub fn finish(self) -> TokenSets {
-        self.sets
     }
 }
 

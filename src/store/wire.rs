@@ -433,8 +433,10 @@ pub(crate) fn section<'a>(h: &BlobHeader, bytes: &'a [u8], tag: &[u8; 4]) -> Res
 }
 
 impl MaskStore {
-    /// Serialize to a blob.
+    /// Serialize to a blob (a lazy store computes its missing positions first).
     pub fn to_bytes(&self) -> Vec<u8> {
+        self.ensure_all();
+        let t = self.tables();
         let mut lexr = SectionWriter::default();
         write_lexer(&self.lexer, &mut lexr);
         let mut lalr = SectionWriter::default();
@@ -459,14 +461,14 @@ impl MaskStore {
         let mut posn = SectionWriter::default();
         posn.u32s(&self.q_base)
             .u32s(&self.q_target)
-            .u32s(&self.q_always)
-            .u32s(&self.q_entries)
-            .u32s(&self.entry_item)
-            .u32s(&self.item_seq)
-            .u32s(&self.seq_pool)
-            .u32s(&self.item_set);
+            .u32s(&t.q_always)
+            .u32s(&t.q_entries)
+            .u32s(&t.entry_item)
+            .u32s(&t.item_seq)
+            .u32s(&t.seq_pool)
+            .u32s(&t.item_set);
         let mut ctxv = SectionWriter::default();
-        let c = &self.ctx;
+        let c = &t.ctx;
         ctxv.u32s(&c.ctx_off)
             .u32s(&c.ctx_pred)
             .u32s(&c.ctx_class)
@@ -474,9 +476,9 @@ impl MaskStore {
             .u32s(&c.class_off);
         ctxv.u32s(&c.bits).u32s(&c.entry_vidx).u32s(&c.pool_vidx);
         let mut sets = SectionWriter::default();
-        sets.u32(self.sets.words);
-        sets.u32s(&self.sets.index.iter().flatten().copied().collect::<Vec<_>>());
-        sets.u32s(&self.sets.data);
+        sets.u32(t.sets.words);
+        sets.u32s(&t.sets.index.iter().flatten().copied().collect::<Vec<_>>());
+        sets.u32s(&t.sets.data);
         let mut info = SectionWriter::default();
         info.strings(&self.info.terminal_names);
         let (names, counts): (Vec<String>, Vec<u64>) = self.info.step_counts.iter().cloned().unzip();
@@ -613,22 +615,26 @@ impl MaskStore {
         let store = MaskStore {
             lexer,
             grammar,
-            vocab,
+            vocab: std::rc::Rc::new(vocab),
             info: StoreInfo { terminal_names, grammar_fingerprint: h.grammar_fingerprint, step_counts },
             q_base,
             q_target,
-            q_always,
-            q_entries,
-            entry_item,
-            item_seq,
-            seq_pool,
-            item_set,
-            sets: super::sets::TokenSets { words, vocab_len, index, data },
-            ctx,
+            tables: std::cell::RefCell::new(super::Tables {
+                q_always,
+                q_entries,
+                entry_item,
+                item_seq,
+                seq_pool,
+                item_set,
+                sets: super::sets::TokenSets { words, vocab_len, index, data },
+                ctx,
+            }),
+            #[cfg(feature = "compiler")]
+            lazy: None,
         };
         store.validate().map_err(corrupt)?;
         if let Some(ind) = &store.grammar.indent {
-            if store.seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
+            if store.tables().seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
                 return Err(corrupt("a sequence holds an INDENT or DEDENT terminal"));
             }
         }
