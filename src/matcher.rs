@@ -141,11 +141,16 @@ impl Matcher {
     }
 
     fn fill_from(&self, state: &State, out: &mut [u32]) {
-        out.fill(0);
+        let st = &*self.store;
+        // The first configuration's always-set overwrites the buffer (one
+        // pass instead of zeroing then OR-ing); the rest is OR-ed in.
+        match state.configs.first().and_then(|c| st.always(c.q)).filter(|_| !state.stopped) {
+            Some(s) => st.sets.set_into(s, out),
+            None => out.fill(0),
+        }
         if state.stopped {
             return;
         }
-        let st = &*self.store;
         let g = &st.grammar;
         let mut calls = 0u64;
         let (mut first, mut first_rej) = (0u64, 0u64);
@@ -155,8 +160,8 @@ impl Matcher {
         let mut level_class: Vec<u32> = Vec::with_capacity(16);
         let has_ctx = !st.ctx.is_empty();
         let newline = g.indent.as_ref().map_or(NONE, |r| r.newline);
-        for c in &state.configs {
-            if let Some(s) = st.always(c.q) {
+        for (ci, c) in state.configs.iter().enumerate() {
+            if let Some(s) = st.always(c.q).filter(|_| ci > 0) {
                 st.sets.or_into(s, out);
             }
             let range = st.entries(c.q);

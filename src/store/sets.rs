@@ -38,6 +38,57 @@ pub struct TokenSets {
     /// Per set: (kind, offset into `data`, length in u32 of its payload).
     pub index: Vec<[u32; 3]>,
     pub data: Vec<u32>,
+    /// Run-time only (not serialized, ignored by `==`): dense copies of the
+    /// sets whose compact form is slow to OR, made on first use.
+    dense: DenseCache,
+}
+
+/// Dense copies of *heavy* sets (see [`TokenSets::is_heavy`]), one slot per
+/// set, each filled on the set's first use. OR-ing a compact set costs a few
+/// instructions per id (per complement id for not-list16, plus a pass over
+/// the mask); a dense copy costs one vectorized pass of `words` words
+/// (simd128 in wasm), so sets with more than about `words / 16` ids are
+/// expanded: at most 16 KB each for a 128k vocabulary, and only the sets a
+/// matcher actually uses.
+#[derive(Clone, Default)]
+struct DenseCache(Vec<std::sync::OnceLock<Box<[u32]>>>);
+
+impl PartialEq for DenseCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for DenseCache {}
+impl std::fmt::Debug for DenseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DenseCache({} of {} filled)", self.0.iter().filter(|c| c.get().is_some()).count(), self.0.len())
+    }
+}
+
+/// `mask[i] |= src[i]` for `i < src.len()` (`mask.len() >= src.len()`).
+#[inline]
+fn or_words(mask: &mut [u32], src: &[u32]) {
+    let mask = &mut mask[..src.len()];
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        use core::arch::wasm32::{v128, v128_load, v128_or, v128_store};
+        let n4 = src.len() / 4;
+        let (m, s) = (mask.as_mut_ptr() as *mut v128, src.as_ptr() as *const v128);
+        // SAFETY: both slices hold at least 4 * n4 u32; v128 loads and stores
+        // in wasm have no alignment requirement.
+        unsafe {
+            for i in 0..n4 {
+                v128_store(m.add(i), v128_or(v128_load(m.add(i)), v128_load(s.add(i))));
+            }
+        }
+        for (m, w) in mask[4 * n4..].iter_mut().zip(&src[4 * n4..]) {
+            *m |= *w;
+        }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    for (m, w) in mask.iter_mut().zip(src) {
+        *m |= *w;
+    }
 }
 
 /// Number of 65536-id blocks of a list16 payload for masks of `words` words.
@@ -95,9 +146,77 @@ impl TokenSets {
         self.index.is_empty()
     }
 
+    /// A token set pool from its parts (as read from a blob).
+    pub fn new(words: u32, vocab_len: u32, index: Vec<[u32; 3]>, data: Vec<u32>) -> TokenSets {
+        let dense = DenseCache((0..index.len()).map(|_| Default::default()).collect());
+        TokenSets { words, vocab_len, index, data, dense }
+    }
+
+    /// Whether set `i` is OR-ed from a dense copy (made on first use) rather
+    /// than from its compact form: not-list16 sets, and lists / list16 sets
+    /// with more than `words / 16` ids.
+    #[inline]
+    pub fn is_heavy(&self, i: u32) -> bool {
+        let [kind, _, len] = self.index[i as usize];
+        match kind {
+            KIND_NOT_LIST16 => true,
+            KIND_LIST => len > self.words / 16,
+            KIND_LIST16 => 2 * len.saturating_sub(blocks(self.words) as u32) > self.words / 16,
+            _ => false,
+        }
+    }
+
+    /// The dense words of set `i` if it is stored dense or is heavy (its
+    /// dense copy is made here on first use).
+    #[inline]
+    fn dense_words(&self, i: u32) -> Option<&[u32]> {
+        let [kind, off, len] = self.index[i as usize];
+        if kind == KIND_DENSE {
+            return Some(&self.data[off as usize..(off + len) as usize]);
+        }
+        let slot = self.dense.0.get(i as usize)?;
+        if let Some(d) = slot.get() {
+            return Some(d);
+        }
+        if !self.is_heavy(i) {
+            return None;
+        }
+        Some(slot.get_or_init(|| {
+            let mut d = vec![0u32; self.words as usize];
+            self.or_compact(i, &mut d);
+            d.into_boxed_slice()
+        }))
+    }
+
     /// OR set `i` into `mask` (`mask.len() >= words`).
     #[inline]
     pub fn or_into(&self, i: u32, mask: &mut [u32]) {
+        match self.dense_words(i) {
+            Some(d) => or_words(mask, d),
+            None => self.or_compact(i, mask),
+        }
+    }
+
+    /// Overwrite `mask` with set `i`: its first `words` words hold the set,
+    /// the rest (padding to a wider mask) is zeroed. Same as zeroing `mask`
+    /// and OR-ing the set, one pass less for dense and heavy sets.
+    #[inline]
+    pub fn set_into(&self, i: u32, mask: &mut [u32]) {
+        match self.dense_words(i) {
+            Some(d) => {
+                let (head, tail) = mask.split_at_mut(d.len());
+                head.copy_from_slice(d);
+                tail.fill(0);
+            }
+            None => {
+                mask.fill(0);
+                self.or_compact(i, mask);
+            }
+        }
+    }
+
+    /// OR set `i` into `mask` from its compact form.
+    fn or_compact(&self, i: u32, mask: &mut [u32]) {
         let [kind, off, len] = self.index[i as usize];
         let d = &self.data[off as usize..(off + len) as usize];
         match kind {
@@ -135,11 +254,7 @@ impl TokenSets {
                     mask[words - 1] &= last_valid; // padding bits stay zero
                 }
             }
-            _ => {
-                for (m, w) in mask.iter_mut().zip(d) {
-                    *m |= *w;
-                }
-            }
+            _ => or_words(mask, d),
         }
     }
 
@@ -253,7 +368,7 @@ pub struct SetsBuilder {
 impl SetsBuilder {
     pub fn new(vocab_len: u32) -> Self {
         SetsBuilder {
-            sets: TokenSets { words: vocab_len.div_ceil(32), vocab_len, ..Default::default() },
+            sets: TokenSets::new(vocab_len.div_ceil(32), vocab_len, Vec::new(), Vec::new()),
             dedup: Default::default(),
         }
     }
@@ -317,7 +432,8 @@ impl SetsBuilder {
     }
 
     pub fn finish(self) -> TokenSets {
-        self.sets
+        let s = self.sets;
+        TokenSets::new(s.words, s.vocab_len, s.index, s.data)
     }
 }
 
@@ -352,6 +468,47 @@ mod tests {
             let got: Vec<u32> = (0..vocab).filter(|&t| m[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
             assert_eq!(&got, c);
             assert_eq!(sets.count(i) as usize, c.len());
+        }
+    }
+
+    /// Heavy sets (OR-ed from a dense copy made on first use) and light ones
+    /// give the same masks as their compact forms, OR-ed over existing bits
+    /// and written with `set_into` into a wider, dirty buffer.
+    #[test]
+    fn heavy_sets_match_compact_forms() {
+        let vocab = 70_001u32;
+        let cases: Vec<Vec<u32>> = vec![
+            (0..vocab).filter(|t| t % 97 != 3).collect(), // not-list16
+            (0..vocab).filter(|t| t % 97 == 5).collect(), // list16, heavy
+            (0..vocab).filter(|t| t % 9001 == 0).collect(), // list16, light
+            vec![4, 70_000],                                 // list
+            (0..vocab).filter(|t| t % 3 == 0).collect(),   // dense
+        ];
+        let mut b = SetsBuilder::new(vocab);
+        let ids: Vec<u32> = cases.iter().map(|c| b.add(c)).collect();
+        let sets = b.finish();
+        sets.validate(vocab).unwrap();
+        let heavy: Vec<bool> = ids.iter().map(|&i| sets.is_heavy(i)).collect();
+        assert_eq!(heavy, [true, true, false, false, false]);
+        let words = sets.words as usize;
+        // Existing bits within the vocabulary (a mask never has bits past it).
+        let mut noise: Vec<u32> = (0..words as u32 + 5).map(|w| w.wrapping_mul(0x9e37_79b9) & 0x0101_0101).collect();
+        noise[words - 1] &= (1 << (vocab % 32)) - 1;
+        for (c, &i) in cases.iter().zip(&ids) {
+            let mut want = noise[..words].to_vec();
+            sets.or_compact(i, &mut want);
+            for _ in 0..2 {
+                // The second round uses the dense copy made by the first.
+                let mut m = noise.clone();
+                sets.or_into(i, &mut m);
+                assert!(m[..words] == want[..], "or_into, set {i}");
+                assert!(m[words..] == noise[words..], "or_into leaves words past the mask");
+                let mut m = noise.clone();
+                sets.set_into(i, &mut m);
+                let got: Vec<u32> = (0..vocab).filter(|&t| m[(t >> 5) as usize] >> (t & 31) & 1 == 1).collect();
+                assert!(&got == c, "set_into, set {i}");
+                assert!(m[words - 1] >> (vocab % 32) == 0 && m[words..].iter().all(|&w| w == 0), "set_into padding");
+            }
         }
     }
 

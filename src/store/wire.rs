@@ -610,7 +610,7 @@ impl MaskStore {
             item_seq,
             seq_pool,
             item_set,
-            sets: super::sets::TokenSets { words, vocab_len, index, data },
+            sets: super::sets::TokenSets::new(words, vocab_len, index, data),
             ctx,
         };
         store.validate().map_err(corrupt)?;
