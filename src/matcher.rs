@@ -186,9 +186,15 @@ impl Matcher {
             levels.push(base);
             level_class.clear();
             level_class.push(NONE);
+            // `run`: the length of the prefix entry `e` shares with the last
+            // walked entry (the minimum of the adjacent entries' shared
+            // prefixes since then: the sequences are sorted), 0 before any.
+            // Saturated at 255: then it is computed from `prev`.
+            let mut run: usize = 0;
             let mut prev: &[u32] = &[];
             let mut dead: usize = usize::MAX;
             for e in range {
+                run = run.min(st.entry_lcp[e] as usize);
                 if let Some(k) = class {
                     match st.ctx.verdict(k, e) {
                         VERDICT_NEVER => continue,
@@ -199,11 +205,15 @@ impl Matcher {
                         _ => {}
                     }
                 }
+                if run >= dead && run < 255 {
+                    continue;
+                }
                 let seq = st.entry_seq(e);
-                let l = prev.iter().zip(seq).take_while(|(a, b)| a == b).count();
+                let l = if run < 255 { run } else { prev.iter().zip(seq).take_while(|(a, b)| a == b).count() };
                 if l >= dead {
                     continue;
                 }
+                run = usize::MAX;
                 dead = usize::MAX;
                 prev = seq;
                 levels.truncate(l.min(levels.len() - 1) + 1);

@@ -415,7 +415,9 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: 
         q_always.push(if always.is_empty() { NONE } else { sets.add(&always) });
     }
     let ctx_table = context_table(&grammar, ctx, entry_vidx, pool_vidx);
+    let entry_lcp = super::entry_lcps(&entry_item, &item_seq, &seq_pool);
     MaskStore {
+        entry_lcp,
         ctx: ctx_table,
         lexer,
         grammar,

@@ -66,6 +66,11 @@ pub struct MaskStore {
     pub(crate) seq_pool: Vec<u32>,
     /// Per item: its token set.
     pub(crate) item_set: Vec<u32>,
+    /// Per stored entry: the length of the prefix its sequence shares with
+    /// the previous stored entry's (saturated at 255; computed at load, not
+    /// stored). Lets the matcher skip the entries under a rejected prefix
+    /// without reading their sequences. See [`entry_lcps`].
+    pub(crate) entry_lcp: Vec<u8>,
     pub(crate) sets: TokenSets,
     /// Parser-context verdicts (streamlining beyond the paper; empty when
     /// the store has none). See [`ContextTable`].
@@ -213,6 +218,18 @@ impl ContextTable {
         }
         Ok(())
     }
+}
+
+/// [`MaskStore::entry_lcp`] for the given entry tables (indices must be
+/// valid: call after validation).
+pub(crate) fn entry_lcps(entry_item: &[u32], item_seq: &[u32], seq_pool: &[u32]) -> Vec<u8> {
+    let seq = |e: usize| {
+        let i = entry_item[e] as usize;
+        &seq_pool[item_seq[2 * i] as usize..item_seq[2 * i + 1] as usize]
+    };
+    (0..entry_item.len())
+        .map(|e| if e == 0 { 0 } else { seq(e - 1).iter().zip(seq(e)).take_while(|(a, b)| a == b).count().min(255) as u8 })
+        .collect()
 }
 
 impl MaskStore {
