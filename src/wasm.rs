@@ -162,6 +162,7 @@ impl RawMaskStore {
 
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         let s = &*self.inner;
+        let t = s.tables();
         let st = Stats {
             vocab_size: s.vocab().len() as u32,
             mask_words: s.mask_words() as u32,
@@ -171,11 +172,11 @@ impl RawMaskStore {
             lexer_states: s.lexer().n_states() as u32,
             lr_states: s.grammar().tables.n_states(),
             positions: s.n_positions() as u32,
-            entries: s.n_entries() as u32,
-            stored_entries: s.n_stored_entries() as u32,
-            always_sets: s.n_always() as u32,
-            token_sets: s.sets().len() as u32,
-            set_pool_words: s.sets().data.len() as u32,
+            entries: t.n_entries() as u32,
+            stored_entries: t.n_stored_entries() as u32,
+            always_sets: t.n_always() as u32,
+            token_sets: t.sets().len() as u32,
+            set_pool_words: t.sets().data.len() as u32,
             streamline_steps: s.info().step_counts.iter().map(|(n, c)| StepCount { step: n.clone(), entries: *c as f64 }).collect(),
             tokenizer_fingerprint: self.tokenizer_fingerprint(),
             grammar_fingerprint: self.grammar_fingerprint(),

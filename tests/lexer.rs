@@ -1,4 +1,5 @@
 //! Lexer tests: maximal munch on a Python-like terminal set, the automaton
+//! (every global mode, set terminals)
 //! cross-checked against the reference lexer (whole-string non-deterministic
 //! simulation and `comp`), errors, and table round trips.
 #![cfg(feature = "compiler")]
@@ -6,7 +7,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::OnceLock;
 
-use grammask::grammar::{Cfg, Span, TerminalDef, TerminalPattern};
+use grammask::grammar::{Cfg, LexerMode, Span, TerminalDef, TerminalPattern};
 use grammask::ids::{LexStateId, NonterminalId, TerminalId};
 use grammask::lexer::{build, build_with_stats, Lexeme, Lexer, LexerParts, RefLexer};
 use grammask::ErrorKind;
@@ -38,6 +39,13 @@ fn re(name: &str, regex: &str) -> TerminalDef {
         span: Span::default(),
         lark: None,
     }
+}
+
+fn set(name: &str, all: &[&str], none: &[&str]) -> TerminalDef {
+    TerminalDef::new(
+        name,
+        TerminalPattern::Set { all: all.iter().map(|s| s.to_string()).collect(), none: none.iter().map(|s| s.to_string()).collect() },
+    )
 }
 
 fn ignored(mut t: TerminalDef) -> TerminalDef {
@@ -136,10 +144,12 @@ fn branches(lexer: &Lexer, text: &[u8]) -> BTreeSet<Branch> {
             if let Some(c) = lexer.cont(s, b) {
                 next.insert((c, start, out.clone()));
             }
-            if let (Some(w), Some(e)) = (lexer.winner(s), lexer.emit(s, b)) {
-                let mut out = out;
-                out.push(Lexeme { terminal: w, start, end: pos });
-                next.insert((e, pos, out));
+            if let Some(e) = lexer.emit(s, b) {
+                for &w in lexer.winners(s) {
+                    let mut out = out.clone();
+                    out.push(Lexeme { terminal: w, start, end: pos });
+                    next.insert((e, pos, out));
+                }
             }
         }
         set = next;
@@ -150,41 +160,42 @@ fn branches(lexer: &Lexer, text: &[u8]) -> BTreeSet<Branch> {
 
 /// Every complete lexing the automaton accepts for `text`.
 fn automaton_lexings(lexer: &Lexer, text: &[u8]) -> BTreeSet<Vec<Lexeme>> {
-    branches(lexer, text)
-        .into_iter()
-        .filter_map(|(s, start, mut out)| {
-            let w = lexer.winner(s)?;
+    let mut all = BTreeSet::new();
+    for (s, start, out) in branches(lexer, text) {
+        for &w in lexer.winners(s) {
+            let mut out = out.clone();
             if !text.is_empty() {
                 out.push(Lexeme { terminal: w, start, end: text.len() });
             }
-            Some(out)
-        })
-        .collect()
+            all.insert(out);
+        }
+    }
+    all
 }
 
 fn check_whole(lexer: &Lexer, reference: &RefLexer, text: &[u8]) {
     let got = automaton_lexings(lexer, text);
-    let want: BTreeSet<Vec<Lexeme>> = match reference.lex(text) {
-        Ok(r) if text.is_empty() => {
-            // The empty text: the start state has no winner (no empty matches).
-            assert!(r.is_empty());
-            BTreeSet::new()
-        }
-        Ok(r) => BTreeSet::from([r]),
-        Err(_) => BTreeSet::new(),
-    };
+    // The empty text: the start state has no winner (no empty matches).
+    let want: BTreeSet<Vec<Lexeme>> =
+        if text.is_empty() { BTreeSet::new() } else { reference.lexings(text, 10_000).into_iter().collect() };
     assert_eq!(got, want, "text {:?}", String::from_utf8_lossy(text));
-    assert_eq!(lexer.lex(text).ok(), reference.lex(text).ok(), "Lexer::lex on {text:?}");
+    match lexer.lex(text) {
+        Ok(l) => assert!(text.is_empty() || want.contains(&l), "Lexer::lex on {text:?}: {l:?} is not a reference lexing"),
+        Err(_) => assert!(want.is_empty(), "Lexer::lex on {text:?} fails"),
+    }
 }
 
 /// The terminal the lexeme in progress of `branch` becomes in the reference
 /// lexing of `text` (an extension of the branch's text), if that lexing
 /// extends the branch's emissions by exactly one lexeme ending at the end.
-fn completes_as(reference: &RefLexer, text: &[u8], branch: &Branch) -> Option<TerminalId> {
-    let r = reference.lex(text).ok()?;
+fn completes_as(reference: &RefLexer, text: &[u8], branch: &Branch) -> BTreeSet<TerminalId> {
     let (_, start, out) = branch;
-    (r.len() == out.len() + 1 && r[..out.len()] == out[..] && r[out.len()].start == *start)
-        .then(|| r[out.len()].terminal)
+    reference
+        .lexings(text, 10_000)
+        .into_iter()
+        .filter(|r| r.len() == out.len() + 1 && r[..out.len()] == out[..] && r[out.len()].start == *start)
+        .map(|r| r[out.len()].terminal)
+        .collect()
 }
 
 /// Shortest cont-path from `s` to a state whose winner is `x` (bytes).
@@ -198,7 +209,7 @@ fn witness(lexer: &Lexer, s: LexStateId, x: TerminalId) -> Option<Vec<u8>> {
     let mut seen = vec![false; lexer.n_states()];
     seen[s.index()] = true;
     while let Some(u) = queue.pop_front() {
-        if lexer.winner(u) == Some(x) {
+        if lexer.is_winner(u, x) {
             let mut path = Vec::new();
             let mut v = u;
             while let Some((p, b)) = prev[v.index()] {
@@ -236,12 +247,12 @@ fn check_comp(lexer: &Lexer, reference: &RefLexer, w: &[u8], alphabet: &[u8], k:
         for &x in lexer.comp(s) {
             let v = witness(lexer, s, x).expect("comp member has a cont path to a winner");
             let text = [w, &v].concat();
-            assert_eq!(completes_as(reference, &text, &branch), Some(x), "witness {text:?} for comp member {x:?}");
+            assert!(completes_as(reference, &text, &branch).contains(&x), "witness {text:?} for comp member {x:?}");
         }
         for v in &exts {
             let text = [w, v.as_slice()].concat();
             if text.len() > branch.1 {
-                if let Some(x) = completes_as(reference, &text, &branch) {
+                for x in completes_as(reference, &text, &branch) {
                     assert!(lexer.can_complete(s, x), "{text:?} completes as {x:?}, not in comp after {w:?}");
                 }
             }
@@ -387,8 +398,10 @@ fn parts_round_trip_and_validation() {
     let mut row = p.emit_row.to_vec();
     row[1] = (p.emit_rows.len() / p.n_classes as usize) as u32;
     assert_eq!(Lexer::from_parts(LexerParts { emit_row: &row, ..p }).unwrap_err().kind(), ErrorKind::BlobCorrupt);
-    let winner = vec![u32::MAX; p.winner.len() - 1];
-    assert!(Lexer::from_parts(LexerParts { winner: &winner, ..p }).is_err());
+    let off: Vec<u32> = p.win_off[..p.win_off.len() - 1].to_vec();
+    assert!(Lexer::from_parts(LexerParts { win_off: &off, ..p }).is_err());
+    let win = vec![TerminalId(u32::MAX); p.win.len()];
+    assert!(Lexer::from_parts(LexerParts { win: &win, ..p }).is_err());
     let mut comp = p.comp.to_vec();
     comp.swap(0, 1);
     assert!(Lexer::from_parts(LexerParts { comp: &comp, ..p }).is_err());
@@ -439,15 +452,23 @@ fn pool() -> Vec<TerminalDef> {
         ignored(re("WS", r"\s+")),
         re("ANY", "[^ ]"),
         re("NL", "(?:\\.\"*)+"),
+        set("SETAB", &["[ab]+", "[ab]{0,3}"], &["ab"]),
+        set("SETDOT", &[r"\.[ab.]*", r"[^b]*"], &[]),
+        set("SETQ", &[r#""[ab ]*""#], &[r#"" *""#]),
     ]
 }
 
 fn arb_cfg() -> impl Strategy<Value = Cfg> {
     let n = pool().len();
-    (proptest::sample::subsequence((0..n).collect::<Vec<_>>(), 1..=5), proptest::collection::vec(0..3i32, 5))
-        .prop_map(|(idx, prios)| {
+    let modes = [LexerMode::Longest, LexerMode::LongestAll, LexerMode::Basic];
+    (
+        proptest::sample::subsequence((0..n).collect::<Vec<_>>(), 1..=5),
+        proptest::collection::vec(0..3i32, 5),
+        proptest::sample::select(modes.to_vec()),
+    )
+        .prop_map(|(idx, prios, mode)| {
             let p = pool();
-            cfg(idx
+            let mut c = cfg(idx
                 .iter()
                 .zip(prios)
                 .map(|(&i, pr)| {
@@ -455,7 +476,9 @@ fn arb_cfg() -> impl Strategy<Value = Cfg> {
                     t.priority = (pr == 2) as i32;
                     t
                 })
-                .collect())
+                .collect());
+            c.lexer = mode;
+            c
         })
 }
 
@@ -495,4 +518,59 @@ fn python_build_figures() {
         let (_, stats) = build_with_stats(&c).unwrap();
         println!("{stats:?}");
     }
+}
+
+// ------------------------------------------------------------ other modes
+
+fn lexed_names(c: &Cfg, text: &str) -> Vec<Vec<String>> {
+    let lexer = build(c).unwrap();
+    let reference = RefLexer::new(c).unwrap();
+    check_whole(&lexer, &reference, text.as_bytes());
+    reference.lexings(text.as_bytes(), 100).iter().map(|l| names(c, l)).collect()
+}
+
+/// Lark's basic lexer takes the first terminal in its order that matches
+/// (checked against Lark 1.2.2: `AS B` for "ab"), and retypes a regex match
+/// equal to a literal; a case-insensitive literal stays a candidate too.
+#[test]
+fn basic_mode_is_lark_first_match() {
+    let mut c = cfg(vec![re("AS", "a+"), lit("AB", "ab"), lit("B", "b")]);
+    c.lexer = LexerMode::Basic;
+    assert_eq!(lexed_names(&c, "ab"), vec![vec!["AS", "B"]]);
+    c.lexer = LexerMode::Longest;
+    assert_eq!(lexed_names(&c, "ab"), vec![vec!["AB"]]);
+    let ci = TerminalDef::new("IFI", TerminalPattern::Literal { text: "in".into(), case_insensitive: true, regex: "(?i:in)".into() });
+    let mut c = cfg(vec![re("NAME", "[a-z]+"), lit("IF", "if"), ci, ignored(lit("SP", " "))]);
+    c.lexer = LexerMode::Basic;
+    assert_eq!(lexed_names(&c, "if iff in IN In"), vec![vec!["IF", "NAME", "IFI", "IFI", "IFI"]]);
+}
+
+/// LongestAll: every terminal tied at the longest match is a lexeme.
+#[test]
+fn longest_all_keeps_ties() {
+    let mut c = cfg(vec![re("P", "[ab]+"), re("Q", "[bc]+"), ignored(lit("SP", " "))]);
+    c.lexer = LexerMode::LongestAll;
+    let mut got = lexed_names(&c, "bb ab");
+    got.sort();
+    assert_eq!(got, vec![vec!["P", "P"], vec!["Q", "P"]]);
+    c.lexer = LexerMode::Longest;
+    assert_eq!(lexed_names(&c, "bb ab"), vec![vec!["P", "P"]]);
+}
+
+/// Set terminals: intersections and differences, with set semantics (the
+/// longest prefix in the set, not a leftmost-first match).
+#[test]
+fn set_terminals() {
+    let mut c = cfg(vec![set("W", &["[a-z]+", "[a-z]{0,3}"], &["if|in"]), lit("IF", "if"), ignored(lit("SP", " "))]);
+    c.lexer = LexerMode::LongestAll;
+    assert_eq!(lexed_names(&c, "a ab abc if"), vec![vec!["W", "W", "W", "IF"]]);
+    // "in" is outside W: its longest prefix in W is "i".
+    assert_eq!(lexed_names(&c, "in"), vec![vec!["W", "W"]]);
+    assert_eq!(lexed_names(&c, "abcd"), vec![vec!["W", "W"]], "W is at most 3 long: abc then d");
+    // Set semantics: `a|ab` as a set matches "ab" whole; as a regex only "a".
+    let mut c = cfg(vec![set("S", &["a|ab"], &[]), re("R", "a|ab"), lit("B", "b")]);
+    c.lexer = LexerMode::LongestAll;
+    assert_eq!(lexed_names(&c, "ab"), vec![vec!["S"]]);
+    let empty = cfg(vec![set("E", &["a*"], &["a*"])]);
+    assert!(RefLexer::new(&empty).unwrap().lexings(b"a", 10).is_empty());
 }

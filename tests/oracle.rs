@@ -28,6 +28,7 @@
 
 mod common;
 use common::bit;
+use grammask::grammar::{Cfg, LexerMode, TerminalPattern};
 use grammask::ids::TokenId;
 use grammask::matcher::Matcher;
 use grammask::parser::driver::Recognizer;
@@ -170,6 +171,8 @@ impl Oracle {
 /// One grammar under test.
 struct Spec {
     name: &'static str,
+    /// Applied to the parsed grammar (lexer mode, set terminals).
+    patch: fn(&mut Cfg),
     lark: &'static str,
     /// Alphabet of random strings and of the length-<=2 tokens.
     alpha: &'static [u8],
@@ -186,6 +189,41 @@ struct Spec {
     max_len: usize,
     walks: usize,
     strings: usize,
+}
+
+fn no_patch(_: &mut Cfg) {}
+
+fn contextual(c: &mut Cfg) {
+    c.lexer = LexerMode::Contextual;
+}
+
+fn basic(c: &mut Cfg) {
+    c.lexer = LexerMode::Basic;
+}
+
+fn longest_all(c: &mut Cfg) {
+    c.lexer = LexerMode::LongestAll;
+}
+
+/// LongestAll, and terminal `W` becomes a set: 1 to 3 letters, never `if`.
+fn word_set(c: &mut Cfg) {
+    c.lexer = LexerMode::LongestAll;
+    let w = c.terminal_by_name("W").unwrap();
+    c.terminals[w.index()].pattern =
+        TerminalPattern::Set { all: vec!["[a-z]+".into(), "[a-z]{0,3}".into()], none: vec!["if".into()] };
+}
+
+/// Tails of the `overlap` grammar: every viable string is a prefix of
+/// `{"k…":"…"}`, and one of these finishes whatever is in progress.
+fn overlap_tails(_: &[u8]) -> Vec<Vec<u8>> {
+    ["", "}", "\"}", "\"\"}", ":\"\"}", "\":\"\"}", "k\":\"\"}", "\"k\":\"\"}", "{\"k\":\"\"}"].iter().map(|t| t.as_bytes().to_vec()).collect()
+}
+
+/// Tails of `basic_first`: a viable string ends after an item (nothing),
+/// inside `a+` (`b!`), after `a+ b` (`!`), after `if` (` x.`), after `if `
+/// or inside the NAME after `if` (`x.` / `.`), or inside a NAME (`;`).
+fn basic_first_tails(_: &[u8]) -> Vec<Vec<u8>> {
+    ["", "!", "b!", ".", "x.", " x.", ";"].iter().map(|t| t.as_bytes().to_vec()).collect()
 }
 
 fn no_tail(_: &[u8]) -> Vec<Vec<u8>> {
@@ -284,6 +322,7 @@ fn specs() -> Vec<Spec> {
         // `return` as the argument, which must grow into a NAME (`e;`): B = 2 (+1).
         Spec {
             name: "keyword",
+            patch: no_patch,
             lark: r#"
 start: stmt*
 stmt: "return" [NAME] ";" | NAME ";"
@@ -304,6 +343,7 @@ NAME: /[a-z][a-z0-9]*/
         // Completions: `1.`/`1..`/`1e`/`1.5e` take `5`; ` .` takes `.5`: B = 2 (+1).
         Spec {
             name: "numbers",
+            patch: no_patch,
             lark: r#"
 start: item*
 item: NUMBER | NUMBER ".." NUMBER
@@ -324,6 +364,7 @@ NUMBER: /[0-9]+(\.[0-9]+)?([eE][0-9]+)?/
         // completes; a lone `..` needs `.a`: B = 2 (+1).
         Spec {
             name: "operators",
+            patch: no_patch,
             lark: r#"
 start: NAME (op NAME)*
 op: "*" | "**" | "**=" | "..." | "."
@@ -342,6 +383,7 @@ NAME: /a+/
         // Lazy regex: inside a string `"` completes; outside, nothing: B = 1 (+1).
         Spec {
             name: "lazy_string",
+            patch: no_patch,
             lark: r#"
 start: (STR | NAME)*
 STR: /"(.|\n)*?"/
@@ -362,6 +404,7 @@ NAME: /a+/
         // ends at EOF or needs `\n;`: B = 2 (+1).
         Spec {
             name: "comments",
+            patch: no_patch,
             lark: r#"
 start: (NAME ";")*
 NAME: /[a-z]+/
@@ -383,6 +426,7 @@ COMMENT: /#[^\n]*/
         // Every partial item completes with one of `.;:!`: B = 1 (+1).
         Spec {
             name: "priorities",
+            patch: no_patch,
             lark: r#"
 start: item*
 item: IF ";" | NAME "." | DIG ":" | NUM "!"
@@ -405,6 +449,7 @@ NUM: /[0-9]+/
         // Every partial item completes with one of `.!?`: B = 1 (+1).
         Spec {
             name: "literal_ties",
+            patch: no_patch,
             lark: r#"
 start: item*
 item: "ab" "!" | ABS "?" | "a" "."
@@ -426,6 +471,7 @@ ABS: /ab*/
         // nothing either: B = 2 (+1).
         Spec {
             name: "indent",
+            patch: no_patch,
             lark: r#"
 start: (_NL | stmt)*
 stmt: "if" ":" suite | NAME _NL
@@ -449,6 +495,7 @@ _NL: /(\n *)+/
         // Balanced brackets: the tail `closers(s)` completes, u = "": B = 0 (+1).
         Spec {
             name: "brackets",
+            patch: no_patch,
             lark: r#"
 start: b*
 b: "(" b* ")" | "[" b* "]"
@@ -468,6 +515,7 @@ b: "(" b* ")" | "[" b* "]"
         // then the closers of the open brackets (the tail): B = 4 (+1).
         Spec {
             name: "json_like",
+            patch: no_patch,
             lark: r#"
 start: value
 value: "[" [value ("," value)*] "]" | "{" [pair ("," pair)*] "}" | STRING | NUMBER
@@ -488,6 +536,7 @@ NUMBER: /1+/
         // Only the empty text (plus ignored spaces): nothing needs completing, B = 0 (+1).
         Spec {
             name: "empty",
+            patch: no_patch,
             lark: r#"
 start:
 %ignore " "
@@ -506,6 +555,7 @@ start:
         // Every viable string completes within the rest of `key;`: B = 4 (+1).
         Spec {
             name: "forced",
+            patch: no_patch,
             lark: r#"
 start: "k" "e" "y" ";"
 "#,
@@ -519,10 +569,137 @@ start: "k" "e" "y" ";"
             walks: 20,
             strings: 20,
         },
+        // Contextual lexing (Lark's default): `return` is a keyword where a
+        // statement starts and a NAME after `return` (Lark retypes NAME's
+        // match to RETURN only where RETURN competes). Completions as for
+        // `keyword`, without the `return return` case: B = 1 (+1).
+        Spec {
+            name: "contextual_keyword",
+            patch: contextual,
+            lark: r#"
+start: stmt*
+stmt: "return" [NAME] ";" | NAME ";"
+NAME: /[a-z][a-z0-9]*/
+%ignore " "
+"#,
+            alpha: b"retund1; ",
+            compl: b"; e",
+            bound: |_| 3,
+            tails: no_tail,
+            extra: &["return", "returned", "return1", " return", "return ", "turn", "ed;", "n;"],
+            synthetic: false,
+            max_len: 14,
+            walks: 60,
+            strings: 60,
+        },
+        // Contextual lexing separates overlapping terminals: a value "k" is a
+        // STR (a KEY under global lexing). No search: `overlap_tails`.
+        Spec {
+            name: "overlap",
+            patch: contextual,
+            lark: r#"
+start: "{" KEY ":" STR "}"
+KEY: /"k[a-z]*"/
+STR: /"[a-z]*"/
+"#,
+            alpha: b"{}\":ka",
+            compl: b"",
+            bound: |_| 1,
+            tails: overlap_tails,
+            extra: &["{\"", "\":\"", "\"}", "k\"", "\"k"],
+            synthetic: false,
+            max_len: 12,
+            walks: 60,
+            strings: 60,
+        },
+        // Lark's basic lexer: the first terminal in Lark's order that matches
+        // wins (AS before AB: "ab" is AS B, so `ab?` is never valid), and a
+        // NAME equal to "if" is retyped to IF. `basic_first_tails` finish
+        // every partial item; the search (B = 1, +1) only backs them up.
+        Spec {
+            name: "basic_first",
+            patch: basic,
+            lark: r#"
+start: item*
+item: AS B "!" | AB "?" | "if" NAME "." | NAME ";"
+AS: /a+/
+AB: "ab"
+B: "b"
+NAME: /[c-z]+/
+%ignore " "
+"#,
+            alpha: b"abif!?.; ",
+            compl: b"b!.;",
+            bound: |_| 2,
+            tails: basic_first_tails,
+            extra: &["ab", "ab!", "ab?", "if", "iff", "if i"],
+            synthetic: false,
+            max_len: 10,
+            walks: 40,
+            strings: 40,
+        },
+        // LongestAll: "bb" is both P and Q. Every partial item takes `!` or `?`: B = 1 (+1).
+        Spec {
+            name: "longest_all",
+            patch: longest_all,
+            lark: r#"
+start: item*
+item: P "!" | Q "?"
+P: /[ab]+/
+Q: /[bc]+/
+%ignore " "
+"#,
+            alpha: b"abc!? ",
+            compl: b"!?",
+            bound: |_| 2,
+            tails: no_tail,
+            extra: &["bb", "bb!", "bb?", "ab", "bc"],
+            synthetic: false,
+            max_len: 12,
+            walks: 60,
+            strings: 60,
+        },
+        // A set terminal (1-3 letters, not `if`) next to the literal `if`.
+        // A partial item takes `.` or `;` (`if` is never a W): B = 1 (+1).
+        Spec {
+            name: "sets",
+            patch: word_set,
+            lark: r#"
+start: item*
+item: W "." | "if" ";"
+W: /[a-z]+/
+%ignore " "
+"#,
+            alpha: b"aif.; ",
+            compl: b".;",
+            bound: |_| 2,
+            tails: no_tail,
+            extra: &["if", "iff", "aaa", "aaaa", "if;", "fi."],
+            synthetic: false,
+            max_len: 12,
+            walks: 60,
+            strings: 60,
+        },
+        // The real json.lark under contextual lexing (same language).
+        Spec {
+            name: "json_contextual",
+            patch: contextual,
+            lark: "@json.lark",
+            alpha: b"{}[]\":, 0-1.e+tfnrul\\",
+            compl: b"",
+            bound: |_| 1,
+            tails: json_tails,
+            extra: &[],
+            synthetic: true,
+            max_len: 10,
+            walks: 30,
+            strings: 30,
+        },
         // The real grammars/json.lark with a ~300-token synthetic vocabulary.
         // No search (B = 0): the tails of `json_tails` are complete by its argument.
         Spec {
             name: "json",
+            patch: no_patch,
             lark: "@json.lark",
             alpha: b"{}[]\":, 0-1.e+tfnrul\\",
             compl: b"",
@@ -758,13 +935,19 @@ fn run_spec(spec: &Spec, seed: u64, tally: &mut Tally) -> (u64, usize) {
         None => grammask::grammar::lark::parse_grammar(spec.lark, spec.name, None, &|_| None),
     }
     .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+    let mut cfg = cfg;
+    (spec.patch)(&mut cfg);
     let rec = Recognizer::new(cfg.clone()).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
     let mut o = Oracle::new(rec, spec);
     let vocab = if spec.synthetic { common::synthetic_vocab(&common::grammar_tokens(&cfg)) } else { small_vocab(spec.alpha, spec.extra) };
-    let stores = [common::compile_store(&cfg, vocab.clone(), true), common::compile_store(&cfg, vocab, false)];
+    let stores = [
+        common::compile_store(&cfg, vocab.clone(), true),
+        common::compile_store(&cfg, vocab.clone(), false),
+        common::compile_lazy_store(&cfg, vocab),
+    ];
     let mut rng = Rng(seed);
     for (k, store) in stores.iter().enumerate() {
-        let what = format!("{}/{}", spec.name, if k == 0 { "streamlined" } else { "raw" });
+        let what = format!("{}/{}", spec.name, ["streamlined", "raw", "lazy"][k]);
         for _ in 0..spec.walks {
             walk(&mut o, store, &mut rng, spec.max_len, tally, &what);
         }
@@ -816,6 +999,12 @@ oracle_test!(oracle_json_like, "json_like", 10);
 oracle_test!(oracle_empty_language, "empty", 11);
 oracle_test!(oracle_json_lark, "json", 12);
 oracle_test!(oracle_forced, "forced", 13);
+oracle_test!(oracle_contextual_keyword, "contextual_keyword", 14);
+oracle_test!(oracle_overlap, "overlap", 15);
+oracle_test!(oracle_basic_first, "basic_first", 16);
+oracle_test!(oracle_longest_all, "longest_all", 17);
+oracle_test!(oracle_sets, "sets", 18);
+oracle_test!(oracle_json_contextual, "json_contextual", 19);
 
 /// The harness must see a wrong matcher: the oracle of the keyword grammar
 /// against the matcher of a variant whose NAMEs cannot contain digits.

@@ -30,6 +30,7 @@
 //! concatenation is parenthesised (`/a|b/ "c"` means `(a|b)c`, Lark builds
 //! `a|bc`); lookaround and backreferences are rejected (our lexer is a DFA).
 
+mod json_embed;
 mod normalize;
 pub(crate) mod pyregex;
 pub(crate) mod syntax;
@@ -65,6 +66,9 @@ pub fn load_grammar_file(path: &Path, start: Option<&str>) -> crate::Result<Cfg>
 /// Parse grammar text. `file_name` is used in error messages. `resolve(module_path)` returns the text of an
 /// imported sibling grammar (module path like "sibling" or "sub.mod"), or None.
 pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> crate::Result<Cfg> {
+    // `%json {schema}` (json_embed.rs): placeholders now, the schemas merged after normalizing.
+    let (text, embedded) = json_embed::extract(text, file_name)?;
+    let text = text.as_str();
     let mut b = Builder::new(file_name, resolve);
     b.load(text, file_name, &[], None)?;
     // Default start: the rule `start` if there is one, else the first rule
@@ -78,7 +82,8 @@ pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: 
             .find(|d| matches!(&d.kind, DefKind::Rule { params, .. } if params.is_empty()) && &*d.file == file_name)
             .map_or_else(|| "start".to_string(), |d| d.name.clone()),
     };
-    normalize::normalize(b, &start)
+    let cfg = normalize::normalize(b, &start)?;
+    json_embed::merge(cfg, &embedded, file_name)
 }
 
 /// What a definition is.

@@ -1,28 +1,29 @@
 //! Construction of the lexer automaton (see the [module doc](super) for the
-//! semantics of `cur`, `shadow`, `cont`, `emit`, `winner` and `comp`).
+//! semantics of `cur`, `shadow`, `cont`, `emit`, `winners` and `comp`).
 //!
 //! Steps:
-//! 1. compile every lexable terminal ([`compile_terminal`]) and convert its
-//!    DFA to a [`Table`] over all 256 bytes: BFS from the anchored start,
-//!    states from which no match is reachable become "dead" (`NONE`);
+//! 1. compile every lexed terminal into a [`Table`] over all 256 bytes;
 //! 2. byte classes: bytes with identical columns in every table (whitespace
 //!    bytes kept as singletons);
-//! 3. BFS over lexer states `(cur, shadow)`, interned by their canonical
-//!    packed form (`terminal << 32 | state`, sorted, `cur ++ [SEP] ++ shadow`);
-//! 4. `comp` as a least fixpoint, propagated backwards along `cont` edges.
+//! 3. the competing sets (*modes*): one with every lexed terminal, or for
+//!    contextual lexing one per distinct set of terminals an LR state acts
+//!    on (plus the ignored ones);
+//! 4. BFS over lexer states `(cur, shadow, tag)`, interned by their packed
+//!    form (entries `rank << 34 | role << 32 | table state`, sorted);
+//! 5. `comp` as a least fixpoint, propagated backwards along `cont` edges.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use crate::time::Instant;
 use std::time::Duration;
 
-use regex_automata::dfa::Automaton;
-
-use super::reference::{compile_terminal, rank_key, TermDfa};
-use super::{Lexer, NONE};
+use super::reference::Order;
+use super::table::{compile_all, Table};
+use super::{CtxTables, Lexer, NONE};
 use crate::err;
-use crate::grammar::Cfg;
+use crate::grammar::{Cfg, LexerMode};
 use crate::ids::TerminalId;
+use crate::parser::LrTables;
+use crate::time::Instant;
 use crate::Result;
 
 /// Refuse to build more than this many `state × class` transition entries.
@@ -43,100 +44,12 @@ pub struct BuildStats {
     pub terminal_dfa_states: usize,
     /// Largest `|cur| + |shadow|` of a lexer state.
     pub max_state_width: usize,
+    /// Competing sets (1 for the global modes).
+    pub n_modes: usize,
     pub elapsed: Duration,
 }
 
-/// One terminal's DFA as a table: states `0..n`, `NONE` = dead.
-struct Table {
-    start: u32,
-    /// `state * width + byte-or-class` → state or `NONE`.
-    next: Vec<u32>,
-    width: usize,
-    /// `accepting_here(state)`.
-    accept: Vec<bool>,
-}
-
-impl Table {
-    /// Converts a regex-automata DFA: BFS over all bytes, then prune the
-    /// states from which no accepting state is reachable.
-    fn from_dfa(d: &TermDfa) -> Table {
-        let mut ids = HashMap::new();
-        let mut order = vec![d.start];
-        ids.insert(d.start, 0u32);
-        let mut next = Vec::new();
-        let mut i = 0;
-        while i < order.len() {
-            let s = order[i];
-            i += 1;
-            for b in 0..=255u8 {
-                let n = d.dfa.next_state(s, b);
-                if d.dfa.is_dead_state(n) || d.dfa.is_quit_state(n) {
-                    next.push(NONE);
-                    continue;
-                }
-                let len = order.len() as u32;
-                let id = *ids.entry(n).or_insert_with(|| {
-                    order.push(n);
-                    len
-                });
-                next.push(id);
-            }
-        }
-        let accept: Vec<bool> = order.iter().map(|&s| d.accepting_here(s)).collect();
-        // Co-accessibility: live = accepting or reaching a live state.
-        let n = order.len();
-        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 0..n {
-            for &t in &next[s * 256..(s + 1) * 256] {
-                if t != NONE {
-                    preds[t as usize].push(s as u32);
-                }
-            }
-        }
-        let mut live = accept.clone();
-        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
-        while let Some(s) = stack.pop() {
-            for &p in &preds[s as usize] {
-                if !live[p as usize] {
-                    live[p as usize] = true;
-                    stack.push(p);
-                }
-            }
-        }
-        let mut remap = vec![NONE; n];
-        let mut k = 0;
-        for s in 0..n {
-            if live[s] {
-                remap[s] = k;
-                k += 1;
-            }
-        }
-        let mut table = Table { start: remap[0], next: Vec::new(), width: 256, accept: Vec::new() };
-        for s in (0..n).filter(|&s| live[s]) {
-            table.accept.push(accept[s]);
-            table.next.extend(next[s * 256..(s + 1) * 256].iter().map(|&t| if t == NONE { NONE } else { remap[t as usize] }));
-        }
-        table
-    }
-
-    fn n_states(&self) -> usize {
-        self.accept.len()
-    }
-
-    /// Re-index the columns by byte class.
-    fn compress(&mut self, classes: &[u8; 256], n_classes: usize) {
-        let mut next = vec![NONE; self.n_states() * n_classes];
-        for s in 0..self.n_states() {
-            for b in 0..256 {
-                next[s * n_classes + classes[b] as usize] = self.next[s * 256 + b];
-            }
-        }
-        self.next = next;
-        self.width = n_classes;
-    }
-}
-
-/// FxHash-style hasher for the interning map (keys are `u64` slices).
+/// FxHash-style hasher for the interning maps (keys are `u64` slices).
 #[derive(Default)]
 struct FxHasher(u64);
 impl Hasher for FxHasher {
@@ -159,31 +72,86 @@ impl Hasher for FxHasher {
 }
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
-/// Separates `cur` from `shadow` in an interned key.
+/// Separates the parts of an interned key.
 const SEP: u64 = u64::MAX;
 
+/// Entry roles (bits 32..34 of an entry).
+const CAND: u64 = 0;
+/// Lark modes: the last candidate, which has matched during this lexeme.
+const MATCHED: u64 = 1;
+/// Lark modes: a literal watched only to retype a regex winner.
+const RETYPE: u64 = 2;
+
 #[inline]
-fn pack(t: u32, s: u32) -> u64 {
-    (t as u64) << 32 | s as u64
+fn pack(rank: u32, role: u64, s: u32) -> u64 {
+    (rank as u64) << 34 | role << 32 | s as u64
+}
+#[inline]
+fn rank_of(e: u64) -> u32 {
+    (e >> 34) as u32
+}
+#[inline]
+fn role_of(e: u64) -> u64 {
+    (e >> 32) & 3
+}
+#[inline]
+fn state_of(e: u64) -> u32 {
+    e as u32
 }
 
-/// Builds the lexer automaton of `cfg`'s terminals.
+/// Builds the lexer automaton of `cfg`'s terminals. Contextual lexing needs
+/// the LR tables: they are built here (use [`build_for`] to pass them).
 pub fn build(cfg: &Cfg) -> Result<Lexer> {
     build_with_stats(cfg).map(|(l, _)| l)
 }
 
 /// [`build`], also returning figures about the construction.
 pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
+    if cfg.lexer == LexerMode::Contextual {
+        let tables = crate::parser::lalr::build_tables(cfg)?;
+        build_for(cfg, Some(&tables))
+    } else {
+        build_for(cfg, None)
+    }
+}
+
+/// The competing sets of contextual lexing: per LR state, the terminals it
+/// has an action for (not `$END`) plus the ignored ones; equal sets share a
+/// mode. Returns (modes as sorted terminal lists, mode of each LR state).
+pub fn contextual_modes(cfg: &Cfg, lr: &LrTables) -> (Vec<Vec<TerminalId>>, Vec<u32>) {
+    let nt = cfg.terminals.len();
+    let mut ids: HashMap<Vec<TerminalId>, u32> = HashMap::new();
+    let mut modes = Vec::new();
+    let mut state_mode = Vec::with_capacity(lr.n_states() as usize);
+    for s in 0..lr.n_states() {
+        let set: Vec<TerminalId> = (0..nt)
+            .map(TerminalId::new)
+            .filter(|&t| {
+                cfg.terminals[t.index()].is_lexed()
+                    && (cfg.terminals[t.index()].ignored
+                        || lr.action(crate::ids::ParseStateId(s), t) != crate::parser::Action::Error)
+            })
+            .collect();
+        let n = modes.len() as u32;
+        let id = *ids.entry(set.clone()).or_insert_with(|| {
+            modes.push(set);
+            n
+        });
+        state_mode.push(id);
+    }
+    (modes, state_mode)
+}
+
+/// Builds the lexer automaton; `lr` must be given for contextual lexing.
+pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)> {
     let t0 = Instant::now();
     let nt = cfg.terminals.len();
-    if nt >= u32::MAX as usize {
+    if nt >= 1 << 29 {
         return Err(err!(Limit, "too many terminals"));
     }
-    // 1. Terminal tables (indexed by terminal id; None = not lexable).
-    let mut tables: Vec<Option<Table>> = Vec::with_capacity(nt);
-    for i in 0..nt {
-        tables.push(compile_terminal(cfg, TerminalId::new(i))?.map(|d| Table::from_dfa(&d)));
-    }
+    // 1. Terminal tables (indexed by terminal id; None = not lexed).
+    let mut tables = compile_all(cfg)?;
+    let order = Order::new(cfg, &tables);
     // 2. Byte classes: equal columns in every table, whitespace singletons.
     let mut classes = [0u8; 256];
     let mut sig_ids: HashMap<Vec<u32>, u8> = HashMap::new();
@@ -205,102 +173,306 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
     let terminal_dfa_states = tables.iter().flatten().map(Table::n_states).sum();
     let n_lexable = tables.iter().flatten().count();
 
-    // Rank position of each terminal (0 = best).
-    let mut by_rank: Vec<usize> = (0..nt).collect();
-    by_rank.sort_by_key(|&i| std::cmp::Reverse(rank_key(cfg, TerminalId::new(i))));
-    let mut rank = vec![0u32; nt];
-    for (r, &i) in by_rank.iter().enumerate() {
-        rank[i] = r as u32;
+    // 3. Modes.
+    let lexed = |i: usize| tables[i].as_ref().is_some_and(|t| t.start != NONE);
+    let (modes, state_mode): (Vec<Vec<TerminalId>>, Vec<u32>) = match (cfg.lexer, lr) {
+        (LexerMode::Contextual, Some(lr)) => contextual_modes(cfg, lr),
+        (LexerMode::Contextual, None) => return Err(err!(Grammar, "contextual lexing needs the LR tables")),
+        _ => (vec![(0..nt).map(TerminalId::new).collect()], Vec::new()),
+    };
+    if cfg.lexer == LexerMode::Contextual && cfg.indent.is_some() {
+        return Err(err!(Grammar, "%indent needs a global lexer (add `%lexer longest` or `%lexer basic`)"));
     }
+    let mut by_rank = vec![0u32; nt];
+    for (t, &r) in order.rank.iter().enumerate() {
+        by_rank[r as usize] = t as u32;
+    }
+    let lark = order.lark();
+    let mode_kind = cfg.lexer;
+    let ignored: Vec<bool> = cfg.terminals.iter().map(|t| t.ignored).collect();
+    // unless[R] as a rank bitmap lookup: literal rank -> is in unless(R).
+    let unless_ranks: Vec<Vec<u32>> =
+        order.unless.iter().map(|v| v.iter().map(|s| order.rank[s.index()]).collect()).collect();
 
-    let tb = |t: u64| tables[(t >> 32) as usize].as_ref().expect("lexable terminal");
-    let accepting = |e: u64| tb(e).accept[e as u32 as usize];
+    let tb = |e: u64| tables[by_rank[rank_of(e) as usize] as usize].as_ref().expect("lexed terminal");
+    let accepting = |e: u64| tb(e).accept[state_of(e) as usize];
+    let term = |e: u64| by_rank[rank_of(e) as usize];
     // Advance a set of packed entries by class `c` into `out` (dead dropped;
-    // stays sorted when terminals are distinct).
+    // stays sorted).
     let advance = |set: &[u64], c: usize, out: &mut Vec<u64>| {
         out.clear();
         for &e in set {
-            let table = tb(e);
-            let n = table.next[(e as u32 as usize) * n_classes + c];
+            let n = tb(e).next[state_of(e) as usize * n_classes + c];
             if n != NONE {
-                out.push(pack((e >> 32) as u32, n));
+                out.push(e & !0xffff_ffff | n as u64);
             }
         }
     };
+    // Lark modes, after a byte: the first candidate that accepts now or has
+    // matched before becomes the matched one and the later candidates go;
+    // literals watched for retyping are kept only for a remaining regex.
+    let settle = |cur: &mut Vec<u64>| {
+        if !lark {
+            return;
+        }
+        let first = cur.iter().position(|&e| role_of(e) != RETYPE && (role_of(e) == MATCHED || accepting(e)));
+        if let Some(i) = first {
+            let r = rank_of(cur[i]);
+            let (mut out, mut keep_ret) = (Vec::with_capacity(cur.len()), Vec::new());
+            for &e in cur.iter() {
+                match role_of(e) {
+                    RETYPE => keep_ret.push(e),
+                    _ if rank_of(e) < r => out.push(e),
+                    _ if rank_of(e) == r => out.push(e & !(3 << 32) | MATCHED << 32),
+                    _ => {}
+                }
+            }
+            cur.clear();
+            cur.extend(out);
+            cur.extend(keep_ret);
+        }
+        // Drop retype entries no remaining regex candidate can use.
+        let regexes: Vec<u32> = cur.iter().filter(|&&e| role_of(e) != RETYPE).map(|&e| term(e)).collect();
+        cur.retain(|&e| {
+            role_of(e) != RETYPE || regexes.iter().any(|&r| unless_ranks[r as usize].contains(&rank_of(e)))
+        });
+        cur.sort_unstable();
+    };
+    // The winners of a `cur` (terminal ids).
+    let winners = |cur: &[u64], out: &mut Vec<u32>| {
+        out.clear();
+        match mode_kind {
+            LexerMode::Longest => {
+                if let Some(&e) = cur.iter().find(|&&e| accepting(e)) {
+                    out.push(term(e));
+                }
+            }
+            LexerMode::LongestAll => out.extend(cur.iter().filter(|&&e| accepting(e)).map(|&e| term(e))),
+            LexerMode::Contextual | LexerMode::Basic => {
+                let Some(&m) = cur.iter().find(|&&e| role_of(e) == MATCHED) else { return };
+                if !accepting(m) {
+                    return;
+                }
+                let r = term(m);
+                if !ignored[r as usize] {
+                    let ur = &unless_ranks[r as usize];
+                    // Retype entries are sorted by rank: the first accepting one in unless(R).
+                    if let Some(&s) =
+                        cur.iter().find(|&&e| role_of(e) == RETYPE && ur.contains(&rank_of(e)) && accepting(e))
+                    {
+                        out.push(term(s));
+                        return;
+                    }
+                }
+                out.push(r);
+            }
+        }
+    };
+    // The shadow of the next lexeme: every candidate of `cur` (roles dropped).
+    let to_shadow = |cur: &[u64], shadow: &[u64], out: &mut Vec<u64>| {
+        out.clear();
+        out.extend(shadow.iter().copied());
+        out.extend(cur.iter().filter(|&&e| role_of(e) != RETYPE).map(|&e| e & !(3 << 32)));
+        out.sort_unstable();
+        out.dedup();
+    };
 
-    // 3. Lexer states.
-    let l0_cur: Vec<u64> = tables
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| t.as_ref().filter(|t| t.start != NONE).map(|t| pack(i as u32, t.start)))
-        .collect();
-    let mut start_adv: Vec<Vec<u64>> = vec![Vec::new(); n_classes];
-    for (c, out) in start_adv.iter_mut().enumerate() {
-        advance(&l0_cur, c, out);
+    // Per mode: the entries of a lexeme start, and after each first byte.
+    let mut mode_l0: Vec<Vec<u64>> = Vec::with_capacity(modes.len());
+    let mut mode_has_ignored = Vec::with_capacity(modes.len());
+    for set in &modes {
+        let ts: Vec<usize> = set.iter().map(|t| t.index()).filter(|&i| lexed(i)).collect();
+        let competes = |i: usize| ts.contains(&i);
+        let embedded = if lark { order.embedded(&competes) } else { vec![false; nt] };
+        let mut l0: Vec<u64> = ts
+            .iter()
+            .filter(|&&i| !embedded[i])
+            .map(|&i| pack(order.rank[i], CAND, tables[i].as_ref().unwrap().start))
+            .collect();
+        if lark {
+            let mut ret: Vec<usize> =
+                ts.iter().flat_map(|&r| order.unless[r].iter().map(|s| s.index())).filter(|&s| competes(s)).collect();
+            ret.sort_unstable();
+            ret.dedup();
+            l0.extend(ret.into_iter().map(|s| pack(order.rank[s], RETYPE, tables[s].as_ref().unwrap().start)));
+        }
+        l0.sort_unstable();
+        mode_has_ignored.push(ts.iter().any(|&i| ignored[i]));
+        mode_l0.push(l0);
     }
+    let mut start_adv: Vec<Vec<Vec<u64>>> = Vec::with_capacity(modes.len());
+    for l0 in &mode_l0 {
+        let mut per_c = Vec::with_capacity(n_classes);
+        for c in 0..n_classes {
+            let mut out = Vec::new();
+            advance(l0, c, &mut out);
+            settle(&mut out);
+            if !out.iter().any(|&e| role_of(e) != RETYPE) {
+                out.clear();
+            }
+            per_c.push(out);
+        }
+        start_adv.push(per_c);
+    }
+    // Whether `cur` still holds an ignored candidate (the lexeme may end
+    // ignored, so the mode to return to must be kept).
+    let has_ignored = |cur: &[u64]| cur.iter().any(|&e| role_of(e) != RETYPE && ignored[term(e) as usize]);
+    let contextual = mode_kind == LexerMode::Contextual;
+    let start_mode = if contextual { lr.map_or(0, |t| state_mode[t.start_state().index()]) } else { 0 };
+    // Contextual: the modes an LR state entered by shifting each terminal can have.
+    let mut next_modes: Vec<Vec<u32>> = vec![Vec::new(); nt];
+    if let (true, Some(lr)) = (contextual, lr) {
+        for s in 0..lr.n_states() {
+            for (t, nm) in next_modes.iter_mut().enumerate() {
+                if let crate::parser::Action::Shift(s2) = lr.action(crate::ids::ParseStateId(s), TerminalId::new(t)) {
+                    nm.push(state_mode[s2.index()]);
+                }
+            }
+        }
+        for nm in &mut next_modes {
+            nm.sort_unstable();
+            nm.dedup();
+        }
+    }
+
+    // 4. Lexer states.
     let mut ids: FxMap<Box<[u64]>, u32> = FxMap::default();
     let mut states: Vec<Box<[u64]>> = Vec::new(); // interned keys
-    let mut key = l0_cur.clone();
-    key.push(SEP);
-    ids.insert(key.clone().into_boxed_slice(), 0);
-    states.push(key.clone().into_boxed_slice());
-
-    let (mut cont, mut emit, mut winner) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut adv_cur, mut adv_sh, mut merged) = (Vec::new(), Vec::new(), Vec::new());
-    let mut max_state_width = 0;
-    let mut intern = |cur: &[u64], shadow: &[u64], key: &mut Vec<u64>, states: &mut Vec<Box<[u64]>>| -> Result<u32> {
+    let mut key: Vec<u64> = Vec::new();
+    let make_key = |cur: &[u64], shadow: &[u64], tag: u32, key: &mut Vec<u64>| {
         key.clear();
         key.extend_from_slice(cur);
         key.push(SEP);
         key.extend_from_slice(shadow);
-        if let Some(&id) = ids.get(key.as_slice()) {
+        key.push(SEP);
+        key.push(tag as u64);
+    };
+    let l0_tag = if contextual && mode_has_ignored[start_mode as usize] { start_mode } else { NONE };
+    make_key(&mode_l0[start_mode as usize], &[], l0_tag, &mut key);
+    ids.insert(key.clone().into_boxed_slice(), 0);
+    states.push(key.clone().into_boxed_slice());
+    let intern = |key: &[u64], ids: &mut FxMap<Box<[u64]>, u32>, states: &mut Vec<Box<[u64]>>| -> Result<u32> {
+        if let Some(&id) = ids.get(key) {
             return Ok(id);
         }
         let id = states.len() as u32;
         if (id as usize + 1) * n_classes > MAX_TABLE_ENTRIES {
             return Err(err!(Limit, "lexer automaton too large (over {id} states); simplify the terminals"));
         }
-        let b: Box<[u64]> = key.as_slice().into();
+        let b: Box<[u64]> = key.into();
         ids.insert(b.clone(), id);
         states.push(b);
         Ok(id)
     };
+
+    let (mut cont, mut emit) = (Vec::new(), Vec::new());
+    let (mut win_off, mut win) = (vec![0u32], Vec::new());
+    let mut tags = Vec::new();
+    // Contextual emission, factored: shadow part per (state, class), start part per (mode, class).
+    let mut sh_ids: FxMap<Box<[u64]>, u32> = FxMap::default();
+    let mut sh_of: Vec<u32> = Vec::new(); // per (state, class)
+    let mut start_ids: FxMap<(u32, u32), u32> = FxMap::default(); // (mode, class) -> start id, only valid ones
+    let mut start_key: Vec<(u32, u32)> = Vec::new(); // start id -> (mode, class)
+    let mut combos: Vec<([u32; 2], u32)> = Vec::new();
+    let mut combo_seen: FxMap<[u32; 2], u32> = FxMap::default();
+    let (mut adv_cur, mut adv_sh, mut merged, mut wbuf) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut max_state_width = 0;
     let mut i = 0;
     while i < states.len() {
         let st = states[i].clone();
         i += 1;
-        max_state_width = max_state_width.max(st.len() - 1);
         let sep = st.iter().position(|&e| e == SEP).expect("separator");
-        let (cur, shadow) = (&st[..sep], &st[sep + 1..]);
-        let w = cur.iter().filter(|&&e| accepting(e)).map(|&e| (e >> 32) as u32).min_by_key(|&t| rank[t as usize]);
-        winner.push(w.unwrap_or(NONE));
-        for (c, start_c) in start_adv.iter().enumerate() {
+        let sep2 = sep + 1 + st[sep + 1..].iter().position(|&e| e == SEP).expect("separator");
+        let (cur, shadow, tag) = (&st[..sep], &st[sep + 1..sep2], st[sep2 + 1] as u32);
+        max_state_width = max_state_width.max(cur.len() + shadow.len());
+        tags.push(tag);
+        winners(cur, &mut wbuf);
+        win.extend(wbuf.iter().copied());
+        win_off.push(win.len() as u32);
+        let w: Vec<u32> = wbuf.clone();
+        for c in 0..n_classes {
             advance(cur, c, &mut adv_cur);
+            settle(&mut adv_cur);
             advance(shadow, c, &mut adv_sh);
-            let acc_sh = adv_sh.iter().any(|&e| accepting(e));
-            let acc_cur = adv_cur.iter().any(|&e| accepting(e));
+            let killed = adv_sh.iter().any(|&e| accepting(e));
             adv_sh.sort_unstable();
             adv_sh.dedup();
-            cont.push(if acc_sh || adv_cur.is_empty() {
+            cont.push(if killed || !adv_cur.iter().any(|&e| role_of(e) != RETYPE) {
                 NONE
             } else {
-                intern(&adv_cur, &adv_sh, &mut key, &mut states)?
+                let t = if contextual && has_ignored(&adv_cur) { tag } else { NONE };
+                make_key(&adv_cur, &adv_sh, t, &mut key);
+                intern(&key, &mut ids, &mut states)?
             });
-            emit.push(if w.is_none() || acc_sh || acc_cur || start_c.is_empty() {
-                NONE
+            // Ending the lexeme here: the next lexeme's shadow.
+            let shadow_next = if w.is_empty() {
+                None
             } else {
-                merged.clear();
-                merged.extend_from_slice(&adv_cur);
-                merged.extend_from_slice(&adv_sh);
-                merged.sort_unstable();
-                merged.dedup();
-                intern(start_c, &merged, &mut key, &mut states)?
-            });
+                to_shadow(cur, shadow, &mut merged);
+                advance(&merged, c, &mut adv_sh);
+                if adv_sh.iter().any(|&e| accepting(e)) {
+                    None
+                } else {
+                    adv_sh.sort_unstable();
+                    adv_sh.dedup();
+                    Some(adv_sh.clone())
+                }
+            };
+            if !contextual {
+                emit.push(match &shadow_next {
+                    Some(sh) if !start_adv[0][c].is_empty() => {
+                        make_key(&start_adv[0][c], sh, NONE, &mut key);
+                        intern(&key, &mut ids, &mut states)?
+                    }
+                    _ => NONE,
+                });
+                continue;
+            }
+            let Some(sh) = shadow_next else {
+                sh_of.push(NONE);
+                continue;
+            };
+            let n = sh_ids.len() as u32;
+            let sid = *sh_ids.entry(sh.clone().into_boxed_slice()).or_insert(n);
+            sh_of.push(sid);
+            // The next lexeme's modes: the same one after an ignored lexeme,
+            // else those the parser can be in after the winner.
+            let ms: Vec<u32> = if w.iter().all(|&x| ignored[x as usize]) {
+                if tag == NONE {
+                    Vec::new()
+                } else {
+                    vec![tag]
+                }
+            } else {
+                let mut v: Vec<u32> = w.iter().flat_map(|&x| next_modes[x as usize].iter().copied()).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            for m in ms {
+                if start_adv[m as usize][c].is_empty() {
+                    continue;
+                }
+                let n = start_key.len() as u32;
+                let stid = *start_ids.entry((m, c as u32)).or_insert_with(|| {
+                    start_key.push((m, c as u32));
+                    n
+                });
+                if combo_seen.contains_key(&[stid, sid]) {
+                    continue;
+                }
+                let scur = &start_adv[m as usize][c];
+                let t = if has_ignored(scur) { m } else { NONE };
+                make_key(scur, &sh, t, &mut key);
+                let target = intern(&key, &mut ids, &mut states)?;
+                combo_seen.insert([stid, sid], target);
+                combos.push(([stid, sid], target));
+            }
         }
     }
     let ns = states.len();
 
-    // 4. comp: least fixpoint, propagated backwards along cont edges.
+    // 5. comp: least fixpoint, propagated backwards along cont edges.
     let words = nt.div_ceil(64).max(1);
     let mut bits = vec![0u64; ns * words];
     let mut preds_off = vec![0u32; ns + 1];
@@ -320,8 +492,8 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
     }
     let mut queued = vec![true; ns];
     let mut work: Vec<u32> = (0..ns as u32).collect();
-    for (s, &w) in winner.iter().enumerate() {
-        if w != NONE {
+    for s in 0..ns {
+        for &w in &win[win_off[s] as usize..win_off[s + 1] as usize] {
             bits[s * words + w as usize / 64] |= 1 << (w % 64);
         }
     }
@@ -352,9 +524,42 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
         }
         comp_offsets.push(comp.len() as u32);
     }
+    // Winners sorted by id (the runtime searches them).
+    for s in 0..ns {
+        win[win_off[s] as usize..win_off[s + 1] as usize].sort_unstable();
+    }
 
     let (cont_row, cont_rows) = super::dedup_rows(&cont, n_classes);
     let (emit_row, emit_rows) = super::dedup_rows(&emit, n_classes);
+    let ctx = if contextual {
+        let (sh_row, sh_rows) = super::dedup_rows(&sh_of, n_classes);
+        let mut start = vec![NONE; modes.len() * n_classes];
+        for (id, &(m, c)) in start_key.iter().enumerate() {
+            start[m as usize * n_classes + c as usize] = id as u32;
+        }
+        combos.sort_unstable();
+        let mut next_off = vec![0u32];
+        let mut next = Vec::new();
+        for nm in &next_modes {
+            next.extend_from_slice(nm);
+            next_off.push(next.len() as u32);
+        }
+        Some(Box::new(CtxTables {
+            n_modes: modes.len() as u32,
+            start_mode,
+            tag: tags,
+            sh_row,
+            sh_rows,
+            start,
+            combo_key: combos.iter().flat_map(|(k, _)| k.iter().copied()).collect(),
+            combo_state: combos.iter().map(|&(_, s)| s).collect(),
+            next_off,
+            next,
+            state_mode: state_mode.clone(),
+        }))
+    } else {
+        None
+    };
     let lexer = Lexer {
         classes,
         n_classes: n_classes as u32,
@@ -363,11 +568,13 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
         cont_rows,
         emit_row,
         emit_rows,
-        winner,
+        win_off,
+        win: win.into_iter().map(TerminalId).collect(),
         comp_offsets,
         comp,
         n_terminals: nt as u32,
-        ignored: cfg.terminals.iter().map(|t| t.ignored).collect(),
+        ignored,
+        ctx,
     };
     let stats = BuildStats {
         n_states: ns,
@@ -375,6 +582,7 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
         n_lexable,
         terminal_dfa_states,
         max_state_width,
+        n_modes: modes.len(),
         elapsed: t0.elapsed(),
     };
     Ok((lexer, stats))

@@ -4,53 +4,73 @@
 //!
 //! # Lexing semantics (the definition; see [`reference`])
 //!
-//! Global maximal munch (not Lark's "first regex wins"). At a lexeme start,
-//! every lexable terminal X (every terminal with a pattern; `%declare`d ones
-//! are skipped) has a match length `m_X`: the length of X's anchored
-//! **leftmost-first** match, i.e. Python `re.match` semantics, so lazy
-//! quantifiers behave as in Python (`/".*?"/` on `"a" "b"` matches `"a"`).
-//! Concretely, with X's regex-automata dense DFA (`MatchKind::LeftmostFirst`,
-//! anchored start): a match ends at offset `p` iff
-//! `is_match_state(next_eoi_state(state after p bytes))`, and `m_X` is the
-//! last such `p` before the DFA dies.
+//! At a lexeme start, every competing terminal X has its own *match*: the
+//! anchored **leftmost-first** match of its regex (Python `re.match`
+//! semantics, so lazy quantifiers behave as in Python: `/".*?"/` on
+//! `"a" "b"` matches `"a"`), or for a set terminal
+//! ([`TerminalPattern::Set`](crate::grammar::TerminalPattern::Set)) the
+//! longest prefix in the set. Concretely X's table (see `table`) says where a
+//! match ends (`accepting`), and X's match is the last such offset before the
+//! table dies. Which terminal wins depends on the grammar's
+//! [`LexerMode`](crate::grammar::LexerMode):
+//! - **Longest** (global maximal munch): the largest match wins; ties are
+//!   broken by [`rank_better`] (priority, literal over regex, longer literal,
+//!   lower id). Every lexed terminal competes.
+//! - **LongestAll**: the same, but every terminal tied at the largest match
+//!   is a possible lexeme.
+//! - **Basic** (Lark's basic lexer): terminals in Lark's order, the first one
+//!   that matches wins, with Lark's keyword retyping (see [`reference`]).
+//! - **Contextual** (Lark's contextual lexer): as Basic, but only the
+//!   terminals the parser's current LR state has an action for (its *mode*)
+//!   and the ignored ones compete.
 //!
-//! The lexeme is the terminal with the largest `m_X > 0`; ties are broken by
-//! [`rank_better`]: higher priority, then string literal over regex, then the
-//! longer literal text, then the lower [`TerminalId`]. `%ignore`d terminals
-//! compete like the others; the caller skips them afterwards. No terminal
-//! matching at a position is a lex failure. A terminal that can match the
-//! empty string, or whose regex uses look-around assertions (`^ $ \b \B`
-//! ...), is rejected at compile time with an error naming it.
+//! `%ignore`d terminals compete like the others; the caller skips them
+//! afterwards. No terminal matching at a position is a lex failure. A
+//! terminal that can match the empty string, or whose regex uses
+//! look-around assertions (`^ $ \b \B` ...), is rejected at compile time
+//! with an error naming it.
 //!
 //! # The lexer automaton ([`Lexer`], built by [`build`])
 //!
-//! Every terminal's DFA is first converted to a small table (byte classes,
-//! `dead` = "no match reachable any more", `accepting_here(s)` as above). A
-//! lexer state is a pair `(cur, shadow)` of canonical (sorted, deduplicated)
-//! sets of `(terminal, terminal-DFA state)` pairs, none dead:
-//! - `cur`: the terminals still possible for the lexeme in progress;
-//! - `shadow`: terminals that were still live when an *earlier* lexeme was
-//!   emitted. If one of them later becomes `accepting_here`, that earlier
-//!   emission was not a longest match, so the branch is invalid.
+//! A lexer state is `(cur, shadow, tag)`: `cur` and `shadow` are canonical
+//! sets of `(terminal, table state)` pairs, none dead:
+//! - `cur`: the terminals still possible for the lexeme in progress (for
+//!   the Lark modes, in Lark's order: once a terminal has matched, the later
+//!   ones are dropped, and the matched one is marked; string literals watched
+//!   only for retyping are marked too);
+//! - `shadow`: terminals that had to *not* match (further) when an earlier
+//!   lexeme was emitted: every live `cur` terminal of that lexeme (Longest:
+//!   a longer match; Lark: an earlier-ordered terminal matching at all, or
+//!   the winner's own longer match). If one of them later becomes
+//!   accepting, that earlier emission was wrong, so the branch dies;
+//! - `tag` (contextual only): the mode of the lexeme in progress while it may
+//!   still end as an ignored terminal (the next lexeme starts in the same
+//!   mode then).
 //!
-//! State 0 is `L0 = (all lexable terminals at their start, {})`, and
-//! - `winner(L)`: best-ranked terminal of `cur` that is `accepting_here`;
-//! - `cont(L, b)`: advance `cur` and `shadow` by `b`, drop dead entries; none
-//!   if `cur` becomes empty or a shadow entry is `accepting_here` (the byte
-//!   extends the lexeme in progress);
-//! - `emit(L, b)`: requires `winner(L)`; the lexeme ends here as `winner(L)`
+//! State 0 is `L0` (the competing terminals at their start, for contextual
+//! lexing those of the LR start state's mode), and
+//! - `winners(L)`: the terminals the lexeme in progress is if it ends here;
+//! - `cont(L, b)`: advance `cur` and `shadow` by `b`; none if `cur` has no
+//!   candidate left or a shadow entry accepts;
+//! - `emit(L, b)` (global modes): requires a winner; the lexeme ends here
 //!   and `b` starts the next one: `shadow' = advance(shadow ∪ cur, b)` (none
-//!   if any entry is `accepting_here`), `cur' = advance(L0.cur, b)` (none if
-//!   empty);
+//!   if any entry accepts), `cur' = advance(L0.cur, b)` (none if empty);
+//! - `emit_in(L, b, m)` (contextual): the same, the next lexeme starting in
+//!   mode `m`; `m` is the lexeme's own mode (`tag`) after an ignored lexeme,
+//!   else one of the modes of the LR states entered by shifting the winner
+//!   ([`Lexer::next_modes`]): the walk over token bytes branches on them and
+//!   the parser checks the branch (see `store::walk`). Stored factored: the
+//!   shadow part per (state, class), the start part per (mode, class), and
+//!   the resulting state per pair;
 //! - `comp(L)`: the terminals the lexeme in progress can still end up as:
-//!   least fixpoint of `X ∈ comp(L)` iff `winner(L) = X` or
+//!   least fixpoint of `X ∈ comp(L)` iff `X ∈ winners(L)` or
 //!   `X ∈ comp(cont(L, b))` for some byte `b`.
 //!
 //! Walking a text non-deterministically (branch on `cont`/`emit` at every
-//! byte, finish by emitting `winner`) yields exactly one surviving branch,
-//! whose emissions are the reference lexemes, or none when the text does not
-//! lex. Only states reachable from `L0` are kept; byte classes refine all
-//! terminal tables and make `\n \r \t \x0c ' '` singletons.
+//! byte, finish by emitting a winner) yields exactly the reference lexings
+//! (one, or for LongestAll one per choice among ties), or none when the
+//! text does not lex. Only states reachable from `L0` are kept; byte classes
+//! refine all terminal tables and make `\n \r \t \x0c ' '` singletons.
 //!
 //! The runtime tables are flat `u32` arrays (see [`LexerParts`]) and need no
 //! `compiler` feature. Many states share a transition row, so `cont` and
@@ -60,9 +80,11 @@
 mod build;
 #[cfg(feature = "compiler")]
 pub mod reference;
+#[cfg(feature = "compiler")]
+pub(crate) mod table;
 
 #[cfg(feature = "compiler")]
-pub use build::{build, build_with_stats, BuildStats};
+pub use build::{build, build_for, build_with_stats, contextual_modes, BuildStats};
 #[cfg(feature = "compiler")]
 pub use reference::{rank_better, RefLexer};
 
@@ -87,6 +109,37 @@ pub struct LexFailure {
     pub pos: usize,
 }
 
+/// Contextual lexing: the extra tables (see the module doc, "Contextual
+/// lexing"). Ending a lexeme in state `s` on byte class `c` and starting the
+/// next one in mode `m` leads to `combo(start[m][c], sh(s, c))`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CtxTables {
+    pub n_modes: u32,
+    /// The mode of the LR start state (the first lexeme's).
+    pub start_mode: u32,
+    /// Per state: the mode of the lexeme in progress when it may still end
+    /// as an ignored terminal (the next lexeme then starts in the same mode),
+    /// else [`NONE`].
+    pub tag: Vec<u32>,
+    /// Per state: a row of `sh_rows` (`n_classes` wide): the next lexeme's
+    /// shadow set id after ending the lexeme here and reading the class, or
+    /// [`NONE`] (a longer match exists).
+    pub sh_row: Vec<u32>,
+    pub sh_rows: Vec<u32>,
+    /// Per mode × class: the start id of a lexeme starting in that mode with
+    /// that class, or [`NONE`].
+    pub start: Vec<u32>,
+    /// Sorted `(start id, shadow id)` pairs (flattened) and their states.
+    pub combo_key: Vec<u32>,
+    pub combo_state: Vec<u32>,
+    /// Per terminal `X`: the modes of the LR states entered by shifting `X`
+    /// (`next[next_off[X]..next_off[X+1]]`).
+    pub next_off: Vec<u32>,
+    pub next: Vec<u32>,
+    /// Per LR state: its mode.
+    pub state_mode: Vec<u32>,
+}
+
 /// The lexer automaton (see the module doc). All tables are flat; transition
 /// `t(s, b)` is `t_rows[t_row[s] * n_classes + class(b)]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,11 +151,13 @@ pub struct Lexer {
     cont_rows: Vec<u32>,
     emit_row: Vec<u32>,
     emit_rows: Vec<u32>,
-    winner: Vec<u32>,
+    win_off: Vec<u32>,
+    win: Vec<TerminalId>,
     comp_offsets: Vec<u32>,
     comp: Vec<TerminalId>,
     n_terminals: u32,
     ignored: Vec<bool>,
+    ctx: Option<Box<CtxTables>>,
 }
 
 /// Borrowed raw tables of a [`Lexer`], for serialization; [`Lexer::from_parts`]
@@ -116,12 +171,14 @@ pub struct LexerParts<'a> {
     pub cont_row: &'a [u32],
     /// Distinct `cont` rows, `n_classes` entries each, [`NONE`] or a state.
     pub cont_rows: &'a [u32],
-    /// `n_states` row indices into `emit_rows`.
+    /// `n_states` row indices into `emit_rows` (global lexing; empty for contextual).
     pub emit_row: &'a [u32],
     /// Distinct `emit` rows, `n_classes` entries each, [`NONE`] or a state.
     pub emit_rows: &'a [u32],
-    /// `n_states` entries, [`NONE`] or a terminal.
-    pub winner: &'a [u32],
+    /// `n_states + 1` offsets into `win`.
+    pub win_off: &'a [u32],
+    /// Per state, a strictly increasing list of winning terminals.
+    pub win: &'a [TerminalId],
     /// `n_states + 1` offsets into `comp`.
     pub comp_offsets: &'a [u32],
     /// Per state, a strictly increasing list of terminals.
@@ -129,6 +186,8 @@ pub struct LexerParts<'a> {
     pub n_terminals: u32,
     /// `n_terminals` flags.
     pub ignored: &'a [bool],
+    /// Contextual lexing tables.
+    pub ctx: Option<&'a CtxTables>,
 }
 
 #[inline]
@@ -168,15 +227,77 @@ impl Lexer {
     pub fn cont(&self, s: LexStateId, b: u8) -> Option<LexStateId> {
         opt(self.cont_rows[self.idx(self.cont_row[s.index()], b)]).map(LexStateId)
     }
-    /// The lexeme in progress ends here as [`Lexer::winner`]`(s)`; `b` starts the next one.
+    /// Global lexing: the lexeme in progress ends here as one of
+    /// [`Lexer::winners`]`(s)`; `b` starts the next one. (`None` under
+    /// contextual lexing: see [`Lexer::emit_in`].)
     #[inline]
     pub fn emit(&self, s: LexStateId, b: u8) -> Option<LexStateId> {
+        if self.emit_row.is_empty() {
+            return None;
+        }
         opt(self.emit_rows[self.idx(self.emit_row[s.index()], b)]).map(LexStateId)
     }
-    /// The terminal the lexeme in progress would be if it ended here.
+    /// Contextual lexing: the lexeme in progress ends here and `b` starts
+    /// the next one in mode `m`.
+    #[inline]
+    pub fn emit_in(&self, s: LexStateId, b: u8, m: u32) -> Option<LexStateId> {
+        let c = self.ctx.as_deref()?;
+        let sid = c.sh_rows[self.idx(c.sh_row[s.index()], b)];
+        let st = *c.start.get((m as usize).checked_mul(self.n_classes as usize)? + self.classes[b as usize] as usize)?;
+        if sid == NONE || st == NONE {
+            return None;
+        }
+        let n = c.combo_state.len();
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let k = [c.combo_key[2 * mid], c.combo_key[2 * mid + 1]];
+            match k.cmp(&[st, sid]) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(LexStateId(c.combo_state[mid])),
+            }
+        }
+        None
+    }
+    /// The contextual tables, if the lexer is contextual.
+    #[inline]
+    pub fn contextual(&self) -> Option<&CtxTables> {
+        self.ctx.as_deref()
+    }
+    /// Contextual lexing: the modes the next lexeme can start in after the
+    /// lexeme in progress ends in state `s` as terminal `x`: the same mode
+    /// for an ignored terminal, else the modes after `x` (empty for global
+    /// lexing).
+    #[inline]
+    pub fn next_modes(&self, s: LexStateId, x: TerminalId) -> &[u32] {
+        let Some(c) = self.ctx.as_deref() else { return &[] };
+        if self.is_ignored(x) {
+            let t = &c.tag[s.index()];
+            return if *t == NONE { &[] } else { std::slice::from_ref(t) };
+        }
+        let (lo, hi) = (c.next_off[x.index()] as usize, c.next_off[x.index() + 1] as usize);
+        &c.next[lo..hi]
+    }
+    /// The terminals the lexeme in progress would be if it ended here
+    /// (sorted; at most one except under [`crate::grammar::LexerMode::LongestAll`]).
+    #[inline]
+    pub fn winners(&self, s: LexStateId) -> &[TerminalId] {
+        let i = s.index();
+        &self.win[self.win_off[i] as usize..self.win_off[i + 1] as usize]
+    }
+    /// The first of [`Lexer::winners`].
     #[inline]
     pub fn winner(&self, s: LexStateId) -> Option<TerminalId> {
-        opt(self.winner[s.index()]).map(TerminalId)
+        self.winners(s).first().copied()
+    }
+    #[inline]
+    pub fn is_winner(&self, s: LexStateId, x: TerminalId) -> bool {
+        match self.winners(s) {
+            [] => false,
+            [w] => *w == x,
+            ws => ws.contains(&x),
+        }
     }
     /// The terminals the lexeme in progress can still end up as (sorted).
     #[inline]
@@ -193,12 +314,14 @@ impl Lexer {
         self.ignored.get(t.index()).copied().unwrap_or(false)
     }
 
-    /// Lexes a whole text with the automaton, exploring the `cont`/`emit`
-    /// branches depth-first (memoizing failed `(position, state)` pairs, so
-    /// this is `O(len × n_states)`). Equals the reference lexer's result
-    /// (ignored lexemes included); on failure, `pos` is the furthest offset
-    /// any branch reached (which may lie beyond the reference lexer's
-    /// failure offset: a branch can walk into a lexeme that never completes).
+    /// Lexes a whole text with a global automaton, exploring the
+    /// `cont`/`emit` branches depth-first (memoizing failed `(position,
+    /// state)` pairs, so this is `O(len × n_states)`). Equals the reference
+    /// lexer's result (ignored lexemes included; for LongestAll, one of the
+    /// lexings); on failure, `pos` is the furthest offset any branch reached
+    /// (which may lie beyond the reference lexer's failure offset: a branch
+    /// can walk into a lexeme that never completes). Contextual lexing needs
+    /// the parser, so a contextual automaton only lexes single lexemes here.
     pub fn lex(&self, text: &[u8]) -> std::result::Result<Vec<Lexeme>, LexFailure> {
         if text.is_empty() {
             return Ok(Vec::new());
@@ -250,11 +373,13 @@ impl Lexer {
             cont_rows: &self.cont_rows,
             emit_row: &self.emit_row,
             emit_rows: &self.emit_rows,
-            winner: &self.winner,
+            win_off: &self.win_off,
+            win: &self.win,
             comp_offsets: &self.comp_offsets,
             comp: &self.comp,
             n_terminals: self.n_terminals,
             ignored: &self.ignored,
+            ctx: self.ctx.as_deref(),
         }
     }
 
@@ -272,34 +397,65 @@ impl Lexer {
         if ns == 0 {
             return bad("no states");
         }
-        for (row, rows) in [(p.cont_row, p.cont_rows), (p.emit_row, p.emit_rows)] {
-            if row.len() != ns || rows.len() % nc != 0 || row.iter().any(|&r| r as usize >= rows.len() / nc) {
-                return bad("transition table size");
-            }
-            if rows.iter().any(|&x| x != NONE && x as usize >= ns) {
-                return bad("transition target out of range");
-            }
+        let rows_ok = |row: &[u32], rows: &[u32], targets: usize| {
+            row.len() == ns
+                && rows.len() % nc == 0
+                && row.iter().all(|&r| (r as usize) < rows.len() / nc)
+                && rows.iter().all(|&x| x == NONE || (x as usize) < targets)
+        };
+        if !rows_ok(p.cont_row, p.cont_rows, ns) {
+            return bad("cont table");
         }
-        if p.winner.len() != ns || p.winner.iter().any(|&w| w != NONE && w as usize >= nt) {
-            return bad("winner table");
+        let global = p.ctx.is_none();
+        if global && !rows_ok(p.emit_row, p.emit_rows, ns) || !global && (!p.emit_row.is_empty() || !p.emit_rows.is_empty()) {
+            return bad("emit table");
+        }
+        let csr_ok = |off: &[u32], list: &[TerminalId]| {
+            off.len() == ns + 1
+                && off[0] == 0
+                && off[ns] as usize == list.len()
+                && off.windows(2).all(|w| w[0] <= w[1])
+                && (0..ns).all(|s| {
+                    let l = &list[off[s] as usize..off[s + 1] as usize];
+                    l.iter().all(|t| t.index() < nt) && l.windows(2).all(|w| w[0] < w[1])
+                })
+        };
+        if !csr_ok(p.win_off, p.win) {
+            return bad("winner lists");
+        }
+        if !csr_ok(p.comp_offsets, p.comp) {
+            return bad("completion lists");
         }
         if p.ignored.len() != nt {
             return bad("ignored flags size");
         }
-        let offs = p.comp_offsets;
-        if offs.len() != ns + 1 || offs[0] != 0 || offs[ns] as usize != p.comp.len() {
-            return bad("completion offsets");
-        }
-        if offs.windows(2).any(|w| w[0] > w[1]) {
-            return bad("completion offsets not increasing");
-        }
         for s in 0..ns {
-            let list = &p.comp[offs[s] as usize..offs[s + 1] as usize];
-            if list.iter().any(|t| t.index() >= nt) || list.windows(2).any(|w| w[0] >= w[1]) {
-                return bad("completion list not sorted or out of range");
-            }
-            if p.winner[s] != NONE && list.binary_search(&TerminalId(p.winner[s])).is_err() {
+            let comp = &p.comp[p.comp_offsets[s] as usize..p.comp_offsets[s + 1] as usize];
+            if p.win[p.win_off[s] as usize..p.win_off[s + 1] as usize].iter().any(|w| comp.binary_search(w).is_err()) {
                 return bad("winner not completable");
+            }
+        }
+        if let Some(c) = p.ctx {
+            let nm = c.n_modes as usize;
+            let ok = nm > 0
+                && (c.start_mode as usize) < nm
+                && c.tag.len() == ns
+                && c.tag.iter().all(|&t| t == NONE || (t as usize) < nm)
+                && c.sh_row.len() == ns
+                && c.sh_rows.len() % nc == 0
+                && c.sh_row.iter().all(|&r| (r as usize) < c.sh_rows.len() / nc)
+                && nm.checked_mul(nc) == Some(c.start.len())
+                && c.combo_key.len() == 2 * c.combo_state.len()
+                && c.combo_key.chunks_exact(2).zip(c.combo_key.chunks_exact(2).skip(1)).all(|(a, b)| a < b)
+                && c.combo_state.iter().all(|&s| (s as usize) < ns)
+                && c.next_off.len() == nt + 1
+                && c.next_off[0] == 0
+                && c.next_off.windows(2).all(|w| w[0] <= w[1])
+                && c.next_off[nt] as usize == c.next.len()
+                && c.next.iter().all(|&m| (m as usize) < nm)
+                && c.state_mode.iter().all(|&m| (m as usize) < nm);
+            if !ok {
+                return bad("contextual tables");
             }
         }
         Ok(Lexer {
@@ -310,11 +466,13 @@ impl Lexer {
             cont_rows: p.cont_rows.to_vec(),
             emit_row: p.emit_row.to_vec(),
             emit_rows: p.emit_rows.to_vec(),
-            winner: p.winner.to_vec(),
-            comp_offsets: offs.to_vec(),
+            win_off: p.win_off.to_vec(),
+            win: p.win.to_vec(),
+            comp_offsets: p.comp_offsets.to_vec(),
             comp: p.comp.to_vec(),
             n_terminals: p.n_terminals,
             ignored: p.ignored.to_vec(),
+            ctx: p.ctx.map(|c| Box::new(c.clone())),
         })
     }
 }

@@ -1,16 +1,26 @@
 //! Whole-text recognition: the definition of "the grammar's language" that the
 //! masks must agree with (feature `compiler`).
 //!
-//! Text → reference lexer ([`crate::lexer::reference::RefLexer`], global maximal
-//! munch) → lexer-level symbols (a terminal per non-ignored lexeme, plus
-//! indentation events for the bytes of `%indent` newline lexemes) →
-//! [`IncParser`] (LALR(1) + off-side rule) → end of input.
+//! Text → reference lexer ([`crate::lexer::reference::RefLexer`], in the
+//! grammar's [`LexerMode`](crate::grammar::LexerMode)) → lexer-level symbols
+//! (a terminal per non-ignored lexeme, plus indentation events for the bytes
+//! of `%indent` newline lexemes) → [`IncParser`] (LALR(1) + off-side rule) →
+//! end of input.
+//!
+//! Lexing and parsing interleave, as in Lark: under contextual lexing the
+//! competing terminals are those of the parser's current state. Under
+//! LongestAll a lexeme may be several terminals: the recognizer follows
+//! every parser that accepts one of them (parsers in the same state merge),
+//! and the text is accepted if one of them reaches the end.
 
 use super::indent::{Grammar, IncParser, IndentRules, Sym};
 use crate::error::Result;
 use crate::grammar::Cfg;
 use crate::lexer::reference::RefLexer;
+use crate::grammar::LexerMode;
+use crate::ids::TerminalId;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Why a text is rejected.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -44,15 +54,31 @@ pub struct Recognizer {
     cfg: Cfg,
     lexer: RefLexer,
     grammar: Grammar,
+    /// Contextual lexing: per mode, which terminals compete.
+    modes: Vec<Vec<bool>>,
 }
 
 impl Recognizer {
     pub fn new(cfg: Cfg) -> Result<Self> {
         let lexer = RefLexer::new(&cfg)?;
         let tables = super::lalr::build_tables(&cfg)?;
+        if cfg.lexer == LexerMode::Contextual && cfg.indent.is_some() {
+            return Err(crate::err!(Grammar, "%indent needs a global lexer (add `%lexer longest` or `%lexer basic`)"));
+        }
         let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
-        let grammar = Grammar::new(tables, indent, cfg.terminals.len() as u32);
-        Ok(Recognizer { cfg, lexer, grammar })
+        let mut grammar = Grammar::new(tables, indent, cfg.terminals.len() as u32);
+        let mut modes = Vec::new();
+        if cfg.lexer == LexerMode::Contextual {
+            let (m, state_mode) = crate::lexer::contextual_modes(&cfg, &grammar.tables);
+            modes = m.into_iter().map(|set| {
+                let mut flags = vec![false; cfg.terminals.len()];
+                set.iter().for_each(|t| flags[t.index()] = true);
+                flags
+            }).collect();
+            let n = modes.len() as u32;
+            grammar = grammar.with_modes(state_mode, n);
+        }
+        Ok(Recognizer { cfg, lexer, grammar, modes })
     }
 
     pub fn cfg(&self) -> &Cfg {
@@ -88,47 +114,70 @@ impl Recognizer {
     }
 
     fn check_raw(&self, text: &[u8]) -> std::result::Result<(), Rejection> {
-        let (mut lexemes, mut lex_fail, mut pos) = (Vec::new(), None, 0);
-        while pos < text.len() {
-            match self.lexer.lexeme_at(text, pos) {
-                Some(lx) => {
-                    pos = lx.end;
-                    lexemes.push(lx);
-                }
-                None => {
-                    lex_fail = Some(pos);
-                    break;
-                }
-            }
-        }
         let g = &self.grammar;
         let nl = g.indent.as_ref().map(|i| i.newline);
-        let mut p = IncParser::new(g);
+        // Parsers waiting at each lexeme start, in text order.
+        let mut at: BTreeMap<usize, Vec<IncParser>> = BTreeMap::new();
+        at.insert(0, vec![IncParser::new(g)]);
+        // The failure furthest into the text (the first one found there).
+        let mut err: Option<Rejection> = None;
+        let fail = |r: Rejection, err: &mut Option<Rejection>| {
+            if err.as_ref().is_none_or(|e| r.offset > e.offset) {
+                *err = Some(r);
+            }
+        };
         let mut syms: Vec<Sym> = Vec::new();
-        for lx in &lexemes {
-            let t = lx.terminal.0;
-            if self.cfg.terminals[t as usize].ignored {
-                continue;
-            }
-            syms.clear();
-            syms.push(t);
-            if Some(t) == nl {
-                syms.extend(text[lx.start..lx.end].iter().filter_map(|&b| g.events.for_byte(b)));
-            }
-            if p.consume(g, &syms).is_err() {
-                let name = self.cfg.terminals[t as usize].display_name();
-                let snippet = String::from_utf8_lossy(&text[lx.start..lx.end.min(lx.start + 20)]).into_owned();
-                return Err(self.rejection(text, lx.start, format!("unexpected {name} {snippet:?}"), &p));
+        while let Some((pos, parsers)) = at.pop_first() {
+            for p in parsers {
+                if pos == text.len() {
+                    if p.accepts_eof(g, &[]) {
+                        return Ok(());
+                    }
+                    fail(self.rejection(text, pos, "unexpected end of input".into(), &p), &mut err);
+                    continue;
+                }
+                let mode = self.modes.get(g.state_mode.get(p.lr().top_state().index()).copied().unwrap_or(0) as usize);
+                let competes = mode.map(|m| move |t: TerminalId| m[t.index()]);
+                let (n, ts) = match &competes {
+                    Some(f) => self.lexer.lexemes_at(text, pos, Some(f)),
+                    None => self.lexer.lexemes_at(text, pos, None),
+                };
+                if n == 0 {
+                    // Under contextual lexing, name a terminal of another context.
+                    let other = if competes.is_some() { self.lexer.lexemes_at(text, pos, None).1.first().copied() } else { None };
+                    let msg = match other.filter(|t| !self.cfg.terminals[t.index()].ignored) {
+                        Some(t) => format!("unexpected {} (not valid here)", self.cfg.terminals[t.index()].display_name()),
+                        None => {
+                            let ch = String::from_utf8_lossy(&text[pos..(pos + 4).min(text.len())]).chars().next().unwrap_or('?');
+                            format!("no terminal matches at {ch:?}")
+                        }
+                    };
+                    fail(self.rejection(text, pos, msg, &p), &mut err);
+                    continue;
+                }
+                for t in ts {
+                    let mut q = p.clone();
+                    if !self.cfg.terminals[t.index()].ignored {
+                        syms.clear();
+                        syms.push(t.0);
+                        if Some(t.0) == nl {
+                            syms.extend(text[pos..pos + n].iter().filter_map(|&b| g.events.for_byte(b)));
+                        }
+                        if q.consume(g, &syms).is_err() {
+                            let name = self.cfg.terminals[t.index()].display_name();
+                            let snippet = String::from_utf8_lossy(&text[pos..(pos + n).min(pos + 20)]).into_owned();
+                            fail(self.rejection(text, pos, format!("unexpected {name} {snippet:?}"), &p), &mut err);
+                            continue;
+                        }
+                    }
+                    let list = at.entry(pos + n).or_default();
+                    if !list.iter().any(|o| o.same_state(&q)) {
+                        list.push(q);
+                    }
+                }
             }
         }
-        if let Some(pos) = lex_fail {
-            let ch = String::from_utf8_lossy(&text[pos..(pos + 4).min(text.len())]).chars().next().unwrap_or('?');
-            return Err(self.rejection(text, pos, format!("no terminal matches at {ch:?}"), &p));
-        }
-        if !p.accepts_eof(g, &[]) {
-            return Err(self.rejection(text, text.len(), "unexpected end of input".into(), &p));
-        }
-        Ok(())
+        Err(err.unwrap_or_else(|| self.rejection(text, 0, "no parse".into(), &IncParser::new(g))))
     }
 
     fn rejection(&self, text: &[u8], offset: usize, message: String, p: &IncParser) -> Rejection {

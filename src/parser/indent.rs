@@ -9,7 +9,10 @@
 //! - `n+1..=n+4` — indentation **events**, emitted for the bytes of a lexeme
 //!   whose terminal is the `%indent` newline terminal: [`Events::nl`] for `\n`,
 //!   [`Events::sp`] for a space, [`Events::tab`] for a tab, [`Events::ff`] for a
-//!   form feed. All other bytes emit nothing.
+//!   form feed. All other bytes emit nothing;
+//! - `n+5+m` — **mode** symbols (contextual lexing, [`Events::mode`]): "the
+//!   LR state on top has lexer mode `m`", emitted when a lexeme ends and the
+//!   next one starts in mode `m`; the parser checks it without moving.
 //!
 //! ## Off-side rule (CPython's tokenizer, on top of the lexer)
 //! - A newline terminal inside `()`, `[]` or `{}` (bracket depth > 0) is dropped,
@@ -81,8 +84,16 @@ impl Events {
         }
     }
     /// Total size of the lexer-level alphabet.
-    pub fn alphabet_size(self) -> u32 {
+    /// The first mode symbol.
+    pub fn mode_base(self) -> Sym {
         self.n + 5
+    }
+    /// The symbol of lexer mode `m`.
+    pub fn mode(self, m: u32) -> Sym {
+        self.n + 5 + m
+    }
+    pub fn is_mode(self, s: Sym) -> bool {
+        s >= self.n + 5
     }
 }
 
@@ -116,11 +127,30 @@ pub struct Grammar {
     pub indent: Option<IndentRules>,
     pub events: Events,
     pub n_terminals: u32,
+    /// Contextual lexing: the lexer mode of each LR state (empty otherwise).
+    pub state_mode: Vec<u32>,
+    pub n_modes: u32,
 }
 
 impl Grammar {
     pub fn new(tables: LrTables, indent: Option<IndentRules>, n_terminals: u32) -> Self {
-        Grammar { tables, indent, events: Events::new(n_terminals), n_terminals }
+        Grammar { tables, indent, events: Events::new(n_terminals), n_terminals, state_mode: Vec::new(), n_modes: 0 }
+    }
+    /// With contextual lexing: the mode of every LR state (see
+    /// [`crate::lexer::CtxTables::state_mode`]).
+    pub fn with_modes(mut self, state_mode: Vec<u32>, n_modes: u32) -> Self {
+        self.state_mode = state_mode;
+        self.n_modes = n_modes;
+        self
+    }
+    /// Number of lexer-level symbols (terminals, `$END`, events, modes).
+    pub fn alphabet_size(&self) -> u32 {
+        self.events.mode_base() + self.n_modes
+    }
+    /// Does LR state `top` have lexer mode symbol `s`?
+    #[inline]
+    fn mode_ok(&self, top: u32, s: Sym) -> bool {
+        self.state_mode.get(top as usize).is_some_and(|&m| self.events.mode(m) == s)
     }
 }
 
@@ -176,7 +206,7 @@ impl IncParser {
 
     /// `accepts(a ++ b)` without concatenating.
     pub fn accepts2(&self, g: &Grammar, a: &[Sym], b: &[Sym]) -> bool {
-        if g.indent.is_none() {
+        if g.indent.is_none() && g.n_modes == 0 {
             // Fast path: no indentation, so every symbol is a terminal.
             return self.lr.accepts_prefix_then(&g.tables, as_terms(a), as_terms(b));
         }
@@ -190,6 +220,11 @@ impl IncParser {
         c.push_all(g, syms) && c.finish(g)
     }
 
+    /// Same LR stack and layout state (then both accept the same continuations).
+    pub fn same_state(&self, o: &IncParser) -> bool {
+        self.ind == o.ind && (self.lr.stack().ptr_eq(o.lr.stack()) || self.lr.states().eq(o.lr.states()))
+    }
+
     /// A cursor at the current state.
     pub fn cursor(&self) -> IncCursor<'_> {
         IncCursor::new(self)
@@ -198,7 +233,25 @@ impl IncParser {
     /// Consume `syms`. On error the parser is unchanged.
     pub fn consume(&mut self, g: &Grammar, syms: &[Sym]) -> Result<()> {
         let Some(rules) = &g.indent else {
-            return self.lr.consume(&g.tables, as_terms(syms));
+            if g.n_modes == 0 {
+                return self.lr.consume(&g.tables, as_terms(syms));
+            }
+            // Mode symbols are checks on the state reached so far.
+            let mut next = self.lr.clone();
+            for part in syms.split_inclusive(|&s| g.events.is_mode(s)) {
+                let (terms, check) = match part.split_last() {
+                    Some((&m, rest)) if g.events.is_mode(m) => (rest, Some(m)),
+                    _ => (part, None),
+                };
+                next.consume(&g.tables, as_terms(terms))?;
+                if let Some(m) = check {
+                    if !g.mode_ok(next.top_state().0, m) {
+                        return Err(crate::err!(Parse, "lexer mode {} does not hold in LR state {}", m - g.events.mode_base(), next.top_state().0));
+                    }
+                }
+            }
+            self.lr = next;
+            return Ok(());
         };
         let mut next = self.clone();
         let mut terms: Vec<TerminalId> = Vec::with_capacity(syms.len() + 4);
@@ -444,6 +497,9 @@ impl<'a> IncCursor<'a> {
     #[inline]
     pub fn push(&mut self, g: &Grammar, s: Sym) -> bool {
         let Some(r) = &g.indent else {
+            if g.events.is_mode(s) {
+                return g.mode_ok(self.lr.top(), s);
+            }
             return self.lr.feed(&g.tables, TerminalId(s));
         };
         let ev = g.events;

@@ -363,6 +363,12 @@ impl LrCursor<'_> {
     pub fn top2(&self) -> Option<(u32, u32)> {
         self.sim.top2()
     }
+
+    /// The state on top.
+    #[inline]
+    pub fn top(&self) -> u32 {
+        self.sim.top
+    }
 }
 
 /// An incremental LR parser. `Clone` is O(1) and shares the stack.

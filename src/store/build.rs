@@ -17,8 +17,12 @@ use crate::grammar::Cfg;
 use crate::ids::LexStateId;
 use crate::lexer::Lexer;
 use crate::parser::indent::{Grammar, IndentRules};
+use super::streamline::Entries;
+use super::{QId, Tables};
 use crate::vocab::trie::TokenTrie;
-use crate::vocab::Vocab;
+use crate::vocab::{PreparedVocab, Vocab};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::collections::HashMap;
 use crate::time::Instant;
 
@@ -59,7 +63,7 @@ pub struct CompileReport {
 }
 
 /// Interned symbol sequences: a trie of (parent, symbol) → id; id 0 is `()`.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct SeqInterner {
     map: HashMap<(u32, u32), u32>,
     nodes: Vec<(u32, u32)>,
@@ -117,21 +121,7 @@ pub fn compile(
         nonterminals: cfg.nonterminals.len(),
         ..Default::default()
     };
-    let t = Instant::now();
-    let lexer = crate::lexer::build(cfg)?;
-    rep.ms_lexer = t.elapsed().as_millis() as u64;
-    rep.lexer_states = lexer.n_states();
-    rep.lexer_classes = lexer.n_classes();
-    progress(&format!("lexer: {} states, {} byte classes ({} ms)", lexer.n_states(), lexer.n_classes(), rep.ms_lexer));
-
-    let t = Instant::now();
-    let tables = crate::parser::lalr::build_tables(cfg)?;
-    rep.ms_lalr = t.elapsed().as_millis() as u64;
-    rep.lr_states = tables.n_states() as usize;
-    progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
-    let n_terms = cfg.terminals.len() as u32;
-    let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
-    let grammar = Grammar::new(tables, indent, n_terms);
+    let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, progress)?;
 
     let t = Instant::now();
     let trie = TokenTrie::new(&vocab);
@@ -173,20 +163,86 @@ pub fn compile(
         ctx = sr.ctx;
     }
     rep.ms_streamline = t.elapsed().as_millis() as u64;
-    let store = assemble(lexer, grammar, vocab, info, raw, &ctx);
-    rep.entries = store.n_entries();
-    rep.always_sets = store.n_always();
-    rep.token_sets = store.sets.len();
-    rep.set_words = store.sets.data.len();
+    let store = assemble(lexer, grammar, Rc::new(vocab), info, raw, &ctx);
+    {
+        let t = store.tables();
+        rep.entries = t.n_entries();
+        rep.always_sets = t.n_always();
+        rep.token_sets = t.sets().len();
+        rep.set_words = t.sets().data.len();
+    }
     Ok((store, rep))
 }
 
-/// Compile a grammar for a prepared vocabulary, unstreamlined, for a
-/// per-request constraint (see [`crate::constraint::compile`]).
-pub fn compile_lazy(cfg: &Cfg, pv: std::rc::Rc<crate::vocab::PreparedVocab>) -> Result<MaskStore> {
-    // For now every position is computed up front; lazy positions replace this.
-    let opts = CompileOptions { streamline: false };
-    compile(cfg, pv.vocab().clone(), &opts, &mut |_| {}).map(|(s, _)| s)
+/// The LALR(1) tables, then the lexer automaton (contextual lexing needs
+/// the tables), and the runtime grammar.
+fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMut(&str)) -> Result<(Lexer, Grammar)> {
+    let t = Instant::now();
+    let tables = crate::parser::lalr::build_tables(cfg)?;
+    rep.ms_lalr = t.elapsed().as_millis() as u64;
+    rep.lr_states = tables.n_states() as usize;
+    progress(&format!("LALR(1): {} states ({} ms)", tables.n_states(), rep.ms_lalr));
+    let t = Instant::now();
+    let (lexer, stats) = crate::lexer::build_for(cfg, Some(&tables))?;
+    rep.ms_lexer = t.elapsed().as_millis() as u64;
+    rep.lexer_states = lexer.n_states();
+    rep.lexer_classes = lexer.n_classes();
+    progress(&format!(
+        "lexer ({}): {} states, {} byte classes, {} modes ({} ms)",
+        cfg.lexer.name(),
+        lexer.n_states(),
+        lexer.n_classes(),
+        stats.n_modes,
+        rep.ms_lexer
+    ));
+    let n_terms = cfg.terminals.len() as u32;
+    let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
+    let mut grammar = Grammar::new(tables, indent, n_terms);
+    if let Some(c) = lexer.contextual() {
+        grammar = grammar.with_modes(c.state_mode.clone(), c.n_modes);
+    }
+    Ok((lexer, grammar))
+}
+
+/// Compile a grammar for a prepared vocabulary, unstreamlined and lazy: the
+/// lexer automaton and LR tables are built now, each position's entries on
+/// its first visit (see [`crate::constraint::compile`]).
+pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, CompileReport)> {
+    let mut rep = CompileReport {
+        terminals: cfg.terminals.len(),
+        rules: cfg.rules.len(),
+        nonterminals: cfg.nonterminals.len(),
+        ..Default::default()
+    };
+    let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, &mut |_| {})?;
+    let (q_base, q_target) = positions(&lexer);
+    let nq = q_target.len();
+    rep.positions = nq;
+    let info = StoreInfo {
+        terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
+        grammar_fingerprint: grammar_fingerprint(cfg),
+        step_counts: Vec::new(),
+    };
+    let lazy = Lazy {
+        pv: pv.clone(),
+        done: vec![false; nq],
+        n_done: 0,
+        walker: Walker::default(),
+        seqs: SeqInterner::new(),
+        asm: Assembler::default(),
+        transitions: 0,
+    };
+    let store = MaskStore {
+        lexer,
+        grammar,
+        vocab: pv.vocab_rc().clone(),
+        info,
+        q_base,
+        q_target,
+        tables: RefCell::new(Assembler::tables(nq, pv.vocab().len() as u32)),
+        lazy: Some(RefCell::new(lazy)),
+    };
+    Ok((store, rep))
 }
 
 /// A stable hash of the normalized grammar (terminals, patterns, rules).
@@ -253,25 +309,7 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
     let mut last = Instant::now();
     for l in 0..lexer.n_states() {
         for q in q_base[l]..q_base[l + 1] {
-            let map = w.walk(cx, trie, &mut seqs, l as u32, q_target[q as usize], &mut transitions);
-            let mut list: Vec<(Vec<u32>, Vec<u32>)> = map
-                .into_iter()
-                .map(|(sid, mut toks)| {
-                    toks.sort_unstable();
-                    toks.dedup();
-                    let mut s = Vec::new();
-                    seqs.get(sid, &mut s);
-                    // Trailing indentation events never decide anything: the
-                    // column only matters once a later terminal arrives.
-                    while s.last().is_some_and(|&y| grammar.events.is_event(y)) {
-                        s.pop();
-                    }
-                    (s, toks)
-                })
-                .collect();
-            list.sort();
-            super::streamline::merge(&mut list);
-            entries.push(list);
+            entries.push(w.entries(cx, trie, &mut seqs, l as u32, q_target[q as usize], &mut transitions));
             if last.elapsed().as_secs() >= 5 {
                 progress(&format!("  token walk: {}/{} positions", q + 1, nq));
                 last = Instant::now();
@@ -282,13 +320,45 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
     RawStore { q_base, q_target, entries, always, transitions }
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Walker {
     arena: Vec<(u32, u32, u32)>,
     frames: Vec<(usize, usize, usize)>,
 }
 
 impl Walker {
+    /// The raw entries of position (l, x): (sequence, sorted tokens), sorted
+    /// by sequence, trailing indentation events dropped.
+    fn entries(
+        &mut self,
+        cx: StepCtx<'_>,
+        trie: &TokenTrie,
+        seqs: &mut SeqInterner,
+        l: u32,
+        x: u32,
+        transitions: &mut u64,
+    ) -> Entries {
+        let map = self.walk(cx, trie, seqs, l, x, transitions);
+        let mut list: Entries = map
+            .into_iter()
+            .map(|(sid, mut toks)| {
+                toks.sort_unstable();
+                toks.dedup();
+                let mut s = Vec::new();
+                seqs.get(sid, &mut s);
+                // Trailing indentation events never decide anything: the
+                // column only matters once a later terminal arrives.
+                while s.last().is_some_and(|&y| cx.events.is_event(y)) {
+                    s.pop();
+                }
+                (s, toks)
+            })
+            .collect();
+        list.sort();
+        super::streamline::merge(&mut list);
+        list
+    }
+
     /// Walk the whole trie from position (l, x); returns seq id → tokens.
     fn walk(
         &mut self,
@@ -353,85 +423,163 @@ pub(crate) fn trivially_legal(grammar: &Grammar, seq: &[u32]) -> bool {
     seq.iter().all(|&s| grammar.events.is_event(s))
 }
 
-/// Turn raw entries into the flat runtime store.
-fn assemble(lexer: Lexer, grammar: Grammar, vocab: Vocab, info: StoreInfo, raw: RawStore, ctx: &super::streamline::ContextVerdicts) -> MaskStore {
-    let mut sets = SetsBuilder::new(vocab.len() as u32);
-    let nq = raw.q_target.len();
-    let mut q_always = Vec::with_capacity(nq);
-    let mut q_entries = Vec::with_capacity(2 * nq);
-    // Lists are shared between positions; with context verdicts only between
-    // positions of the same target (an entry's verdict index is per target).
-    let mut shared: HashMap<(u32, Vec<(&[u32], u32)>), (u32, u32)> = HashMap::new();
-    let mut entry_vidx: Vec<u32> = Vec::new();
-    let mut pool_vidx: Vec<u32> = Vec::new();
-    let newline = grammar.indent.as_ref().map_or(NONE, |r| r.newline);
-    // The code index of `seq[k+1..]` among the sequences of `seq[k]` (after an
-    // indentation event: of the newline, since the rest follows a newline).
-    let rest_vidx = |seq: &[u32], k: usize| -> u32 {
-        let y = if grammar.events.is_event(seq[k]) { newline } else { seq[k] };
-        let rest = &seq[k + 1..];
-        if rest.is_empty() {
-            return NONE;
+/// Builds the entry [`Tables`] position by position (all at once for a full
+/// compile, on first visit for a lazy store). Equal token sets, sequences,
+/// (sequence, set) items and whole entry lists are stored once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Assembler {
+    set_ids: HashMap<Vec<u32>, u32>,
+    /// Sequence → its range in `seq_pool`.
+    seq_ids: HashMap<Vec<u32>, [u32; 2]>,
+    item_ids: HashMap<(u32, u32), u32>,
+    /// (target or NONE, items) → entry range: positions with equal checked
+    /// lists share them (with context verdicts only within one target, as an
+    /// entry's verdict index is per target).
+    shared: HashMap<(u32, Vec<u32>), (u32, u32)>,
+}
+
+impl Assembler {
+    /// Empty tables for `nq` positions over a vocabulary of `vocab_len` tokens.
+    fn tables(nq: usize, vocab_len: u32) -> Tables {
+        Tables {
+            q_always: vec![NONE; nq],
+            q_entries: vec![0; 2 * nq],
+            sets: SetsBuilder::new(vocab_len).finish(),
+            ..Default::default()
         }
-        ctx.seqs.get(&y).and_then(|m| m.get(rest)).copied().unwrap_or(NONE)
-    };
-    let mut entry_item = Vec::new();
-    let (mut item_seq, mut seq_pool, mut item_set) = (Vec::new(), Vec::new(), Vec::new());
-    let mut seq_ids: HashMap<&[u32], [u32; 2]> = HashMap::new();
-    let mut item_ids: HashMap<(&[u32], u32), u32> = HashMap::new();
-    for ((list, proven), &x) in raw.entries.iter().zip(&raw.always).zip(&raw.q_target) {
+    }
+
+    /// Store position `q`'s entries (`proven`: tokens streamlining proved legal).
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        t: &mut Tables,
+        grammar: &Grammar,
+        ctx: &super::streamline::ContextVerdicts,
+        q: usize,
+        x: u32,
+        list: &Entries,
+        proven: &[u32],
+    ) {
+        let has_ctx = !ctx.classes.is_empty();
+        let newline = grammar.indent.as_ref().map_or(NONE, |r| r.newline);
         let xseqs = ctx.seqs.get(&x);
-        let mut always: Vec<u32> = proven.clone();
-        let mut checked: Vec<(&[u32], u32)> = Vec::with_capacity(list.len());
+        let mut always: Vec<u32> = proven.to_vec();
+        let mut items: Vec<u32> = Vec::with_capacity(list.len());
         for (seq, toks) in list {
-            if trivially_legal(&grammar, seq) {
+            if trivially_legal(grammar, seq) {
                 always.extend_from_slice(toks);
-            } else {
-                checked.push((seq, sets.add(toks)));
+                continue;
             }
+            let set = super::sets::add_dedup(&mut t.sets, &mut self.set_ids, toks);
+            let range = *self.seq_ids.entry(seq.clone()).or_insert_with(|| {
+                t.seq_pool.extend_from_slice(seq);
+                if has_ctx {
+                    // The code index of `seq[k+1..]` among the sequences of
+                    // `seq[k]` (after an indentation event: of the newline,
+                    // since the rest follows a newline).
+                    t.ctx.pool_vidx.extend((0..seq.len()).map(|k| {
+                        let y = if grammar.events.is_event(seq[k]) { newline } else { seq[k] };
+                        let rest = &seq[k + 1..];
+                        if rest.is_empty() {
+                            return NONE;
+                        }
+                        ctx.seqs.get(&y).and_then(|m| m.get(rest)).copied().unwrap_or(NONE)
+                    }));
+                }
+                [(t.seq_pool.len() - seq.len()) as u32, t.seq_pool.len() as u32]
+            });
+            let item = *self.item_ids.entry((range[0], set)).or_insert_with(|| {
+                t.item_seq.extend_from_slice(&range);
+                t.item_set.push(set);
+                t.item_set.len() as u32 - 1
+            });
+            items.push(item);
         }
-        let key = (if xseqs.is_some() { x } else { NONE }, checked.clone());
-        let range = *shared.entry(key).or_insert_with(|| {
-            let lo = entry_item.len() as u32;
-            for &(seq, set) in &checked {
-                entry_vidx.push(xseqs.and_then(|m| m.get(seq)).copied().unwrap_or(NONE));
-                let item = *item_ids.entry((seq, set)).or_insert_with(|| {
-                    let range = *seq_ids.entry(seq).or_insert_with(|| {
-                        seq_pool.extend_from_slice(seq);
-                        pool_vidx.extend((0..seq.len()).map(|k| rest_vidx(seq, k)));
-                        [(seq_pool.len() - seq.len()) as u32, seq_pool.len() as u32]
-                    });
-                    item_seq.extend_from_slice(&range);
-                    item_set.push(set);
-                    item_set.len() as u32 - 1
-                });
-                entry_item.push(item);
+        let key = (if xseqs.is_some() { x } else { NONE }, items);
+        let range = match self.shared.get(&key) {
+            Some(&r) => r,
+            None => {
+                let lo = t.entry_item.len() as u32;
+                for ((seq, _), &item) in list.iter().filter(|(s, _)| !trivially_legal(grammar, s)).zip(&key.1) {
+                    if has_ctx {
+                        t.ctx.entry_vidx.push(xseqs.and_then(|m| m.get(seq)).copied().unwrap_or(NONE));
+                    }
+                    t.entry_item.push(item);
+                }
+                let r = (lo, t.entry_item.len() as u32);
+                self.shared.insert(key, r);
+                r
             }
-            (lo, entry_item.len() as u32)
-        });
-        q_entries.extend_from_slice(&[range.0, range.1]);
+        };
+        t.q_entries[2 * q] = range.0;
+        t.q_entries[2 * q + 1] = range.1;
         always.sort_unstable();
         always.dedup();
-        q_always.push(if always.is_empty() { NONE } else { sets.add(&always) });
+        t.q_always[q] = if always.is_empty() { NONE } else { super::sets::add_dedup(&mut t.sets, &mut self.set_ids, &always) };
+        t.sync_lcp();
     }
-    let ctx_table = context_table(&grammar, ctx, entry_vidx, pool_vidx);
-    let entry_lcp = super::entry_lcps(&entry_item, &item_seq, &seq_pool);
+}
+
+/// Turn raw entries into the flat runtime store.
+fn assemble(lexer: Lexer, grammar: Grammar, vocab: Rc<Vocab>, info: StoreInfo, raw: RawStore, ctx: &super::streamline::ContextVerdicts) -> MaskStore {
+    let nq = raw.q_target.len();
+    let mut t = Assembler::tables(nq, vocab.len() as u32);
+    let mut asm = Assembler::default();
+    for (q, ((list, proven), &x)) in raw.entries.iter().zip(&raw.always).zip(&raw.q_target).enumerate() {
+        asm.add(&mut t, &grammar, ctx, q, x, list, proven);
+    }
+    let (entry_vidx, pool_vidx) = (std::mem::take(&mut t.ctx.entry_vidx), std::mem::take(&mut t.ctx.pool_vidx));
+    t.ctx = context_table(&grammar, ctx, entry_vidx, pool_vidx);
+    t.sets = super::sets::delta_encode(std::mem::take(&mut t.sets));
     MaskStore {
-        entry_lcp,
-        ctx: ctx_table,
         lexer,
         grammar,
         vocab,
         info,
         q_base: raw.q_base,
         q_target: raw.q_target,
-        q_always,
-        q_entries,
-        entry_item,
-        item_seq,
-        seq_pool,
-        item_set,
-        sets: sets.finish(),
+        tables: RefCell::new(t),
+        lazy: None,
+    }
+}
+
+/// A store's way to compute positions on first visit (see
+/// [`MaskStore::ensure`]): the token walk of one position, then its raw
+/// entries added to the tables. A position's entries equal those of the
+/// same grammar's unstreamlined full compile.
+#[derive(Clone)]
+pub(crate) struct Lazy {
+    pv: Rc<PreparedVocab>,
+    done: Vec<bool>,
+    n_done: usize,
+    walker: Walker,
+    seqs: SeqInterner,
+    asm: Assembler,
+    transitions: u64,
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lazy").field("computed", &self.n_done).field("positions", &self.done.len()).finish()
+    }
+}
+
+impl Lazy {
+    pub fn has(&self, q: QId) -> bool {
+        self.done.get(q as usize).copied().unwrap_or(true)
+    }
+    pub fn n_computed(&self) -> usize {
+        self.n_done
+    }
+    pub fn compute(&mut self, store: &MaskStore, t: &mut Tables, q: QId) {
+        let (l, x) = store.q_parts(q);
+        let cx = step_ctx(&store.lexer, &store.grammar);
+        let list = self.walker.entries(cx, self.pv.trie(), &mut self.seqs, l, x, &mut self.transitions);
+        let none = super::streamline::ContextVerdicts::default();
+        self.asm.add(t, &store.grammar, &none, q as usize, x, &list, &[]);
+        self.done[q as usize] = true;
+        self.n_done += 1;
     }
 }
 

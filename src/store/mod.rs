@@ -26,6 +26,8 @@ use crate::lexer::Lexer;
 use crate::parser::indent::Grammar;
 use crate::vocab::Vocab;
 use sets::TokenSets;
+use std::cell::{Ref, RefCell};
+use std::rc::Rc;
 
 /// Index of a lexer position `(L, X)` in a store.
 pub type QId = u32;
@@ -42,16 +44,32 @@ pub struct StoreInfo {
 }
 
 /// A complete, loadable mask store: everything the runtime needs.
+///
+/// The lexer positions are known up front; their entries live in
+/// [`Tables`]. A blob (or a full compile) holds every position's entries; a
+/// store compiled per request ([`crate::constraint::compile`]) computes a
+/// position's entries on its first visit ([`MaskStore::ensure`]) and keeps
+/// them, so its tables grow behind a `RefCell` (stores are single-threaded:
+/// `Rc`, as wasm needs).
 #[derive(Clone, Debug)]
 pub struct MaskStore {
     pub(crate) lexer: Lexer,
     pub(crate) grammar: Grammar,
-    pub(crate) vocab: Vocab,
+    pub(crate) vocab: Rc<Vocab>,
     pub(crate) info: StoreInfo,
     /// Per lexer state L: its positions are `q_base[L]..q_base[L+1]`; their
     /// targets are `q_target[..]` (sorted; `NONE` = no target, sorts last).
     pub(crate) q_base: Vec<u32>,
     pub(crate) q_target: Vec<u32>,
+    pub(crate) tables: RefCell<Tables>,
+    /// How to compute the positions not visited yet (stores compiled per request).
+    #[cfg(feature = "compiler")]
+    pub(crate) lazy: Option<RefCell<build::Lazy>>,
+}
+
+/// The entries of every position (see [`MaskStore`]).
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
     /// Per q: the set that needs no parser check (`NONE` if empty).
     pub(crate) q_always: Vec<u32>,
     /// Per q: its checked entries are `q_entries[2q]..q_entries[2q+1]`
@@ -67,14 +85,72 @@ pub struct MaskStore {
     /// Per item: its token set.
     pub(crate) item_set: Vec<u32>,
     /// Per stored entry: the length of the prefix its sequence shares with
-    /// the previous stored entry's (saturated at 255; computed at load, not
-    /// stored). Lets the matcher skip the entries under a rejected prefix
-    /// without reading their sequences. See [`entry_lcps`].
+    /// the previous stored entry's (saturated at 255; computed when entries
+    /// are added or loaded, not stored). Lets the matcher skip the entries
+    /// under a rejected prefix without reading their sequences. See
+    /// [`Tables::sync_lcp`].
     pub(crate) entry_lcp: Vec<u8>,
     pub(crate) sets: TokenSets,
     /// Parser-context verdicts (streamlining beyond the paper; empty when
     /// the store has none). See [`ContextTable`].
     pub(crate) ctx: ContextTable,
+}
+
+impl Tables {
+    pub fn sets(&self) -> &TokenSets {
+        &self.sets
+    }
+    pub fn context_table(&self) -> &ContextTable {
+        &self.ctx
+    }
+    /// Checked entries (not counting the always-allowed sets).
+    pub fn n_entries(&self) -> usize {
+        self.q_entries.chunks_exact(2).map(|r| (r[1] - r[0]) as usize).sum()
+    }
+    /// Checked entries actually stored (positions with equal lists share them).
+    pub fn n_stored_entries(&self) -> usize {
+        self.entry_item.len()
+    }
+    pub fn n_always(&self) -> usize {
+        self.q_always.iter().filter(|&&s| s != NONE).count()
+    }
+
+    #[inline]
+    pub fn always(&self, q: QId) -> Option<u32> {
+        let s = self.q_always[q as usize];
+        (s != NONE).then_some(s)
+    }
+
+    #[inline]
+    pub fn entries(&self, q: QId) -> std::ops::Range<usize> {
+        self.q_entries[2 * q as usize] as usize..self.q_entries[2 * q as usize + 1] as usize
+    }
+
+    #[inline]
+    pub fn entry_seq(&self, e: usize) -> &[u32] {
+        let i = self.entry_item[e] as usize;
+        &self.seq_pool[self.item_seq[2 * i] as usize..self.item_seq[2 * i + 1] as usize]
+    }
+
+    /// Where entry `e`'s sequence starts in the sequence pool.
+    #[inline]
+    pub fn entry_seq_start(&self, e: usize) -> usize {
+        self.item_seq[2 * self.entry_item[e] as usize] as usize
+    }
+
+    #[inline]
+    pub fn entry_set(&self, e: usize) -> u32 {
+        self.item_set[self.entry_item[e] as usize]
+    }
+
+    /// Extend `entry_lcp` to the stored entries added since the last call
+    /// (indices must be valid).
+    pub(crate) fn sync_lcp(&mut self) {
+        for e in self.entry_lcp.len()..self.entry_item.len() {
+            let l = if e == 0 { 0 } else { self.entry_seq(e - 1).iter().zip(self.entry_seq(e)).take_while(|(a, b)| a == b).count() };
+            self.entry_lcp.push(l.min(255) as u8);
+        }
+    }
 }
 
 /// Verdicts of checked entries in a *parser context*: the two top states
@@ -220,20 +296,13 @@ impl ContextTable {
     }
 }
 
-/// [`MaskStore::entry_lcp`] for the given entry tables (indices must be
-/// valid: call after validation).
-pub(crate) fn entry_lcps(entry_item: &[u32], item_seq: &[u32], seq_pool: &[u32]) -> Vec<u8> {
-    let seq = |e: usize| {
-        let i = entry_item[e] as usize;
-        &seq_pool[item_seq[2 * i] as usize..item_seq[2 * i + 1] as usize]
-    };
-    (0..entry_item.len())
-        .map(|e| if e == 0 { 0 } else { seq(e - 1).iter().zip(seq(e)).take_while(|(a, b)| a == b).count().min(255) as u8 })
-        .collect()
-}
 
 impl MaskStore {
     pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+    /// The vocabulary, shared.
+    pub fn vocab_rc(&self) -> &Rc<Vocab> {
         &self.vocab
     }
     pub fn lexer(&self) -> &Lexer {
@@ -245,29 +314,61 @@ impl MaskStore {
     pub fn info(&self) -> &StoreInfo {
         &self.info
     }
-    pub fn sets(&self) -> &TokenSets {
-        &self.sets
-    }
     /// Mask length in u32 words: `ceil(vocab_size / 32)`.
     pub fn mask_words(&self) -> usize {
-        self.sets.words as usize
+        self.vocab.len().div_ceil(32)
     }
     pub fn n_positions(&self) -> usize {
         self.q_target.len()
     }
-    /// Checked entries (not counting the always-allowed sets).
-    pub fn n_entries(&self) -> usize {
-        self.q_entries.chunks_exact(2).map(|r| (r[1] - r[0]) as usize).sum()
+
+    /// The entry tables (of the positions computed so far, for a store
+    /// compiled per request: see [`MaskStore::ensure`]).
+    #[inline]
+    pub fn tables(&self) -> Ref<'_, Tables> {
+        self.tables.borrow()
     }
-    /// Checked entries actually stored (positions with equal lists share them).
-    pub fn n_stored_entries(&self) -> usize {
-        self.entry_item.len()
+
+    /// Whether positions are computed on first visit.
+    pub fn is_lazy(&self) -> bool {
+        #[cfg(feature = "compiler")]
+        {
+            self.lazy.is_some()
+        }
+        #[cfg(not(feature = "compiler"))]
+        {
+            false
+        }
     }
-    pub fn context_table(&self) -> &ContextTable {
-        &self.ctx
+
+    /// Make sure positions `qs` have their entries (a no-op for a complete store).
+    #[inline]
+    pub fn ensure(&self, qs: impl IntoIterator<Item = QId>) {
+        #[cfg(feature = "compiler")]
+        if let Some(l) = &self.lazy {
+            let mut l = l.borrow_mut();
+            for q in qs {
+                if !l.has(q) {
+                    l.compute(self, &mut self.tables.borrow_mut(), q);
+                }
+            }
+        }
+        #[cfg(not(feature = "compiler"))]
+        let _ = qs;
     }
-    pub fn n_always(&self) -> usize {
-        self.q_always.iter().filter(|&&s| s != NONE).count()
+
+    /// Compute every position (before writing a blob, or for stats).
+    pub fn ensure_all(&self) {
+        self.ensure(0..self.n_positions() as QId);
+    }
+
+    /// Positions whose entries are computed (all of them for a complete store).
+    pub fn n_computed(&self) -> usize {
+        #[cfg(feature = "compiler")]
+        if let Some(l) = &self.lazy {
+            return l.borrow().n_computed();
+        }
+        self.n_positions()
     }
 
     /// The position for lexer state `l` and target `x`.
@@ -287,34 +388,6 @@ impl MaskStore {
         (l as u32, self.q_target[q as usize])
     }
 
-    #[inline]
-    pub fn always(&self, q: QId) -> Option<u32> {
-        let s = self.q_always[q as usize];
-        (s != NONE).then_some(s)
-    }
-
-    #[inline]
-    pub fn entries(&self, q: QId) -> std::ops::Range<usize> {
-        self.q_entries[2 * q as usize] as usize..self.q_entries[2 * q as usize + 1] as usize
-    }
-
-    #[inline]
-    pub fn entry_seq(&self, e: usize) -> &[u32] {
-        let i = self.entry_item[e] as usize;
-        &self.seq_pool[self.item_seq[2 * i] as usize..self.item_seq[2 * i + 1] as usize]
-    }
-
-    /// Where entry `e`'s sequence starts in the sequence pool.
-    #[inline]
-    pub fn entry_seq_start(&self, e: usize) -> usize {
-        self.item_seq[2 * self.entry_item[e] as usize] as usize
-    }
-
-    #[inline]
-    pub fn entry_set(&self, e: usize) -> u32 {
-        self.item_set[self.entry_item[e] as usize]
-    }
-
     /// Human-readable name of a lexer-level symbol.
     pub fn sym_name(&self, s: u32) -> String {
         let ev = self.grammar.events;
@@ -330,6 +403,8 @@ impl MaskStore {
             "<tab>".into()
         } else if s == ev.ff() {
             "<ff>".into()
+        } else if ev.is_mode(s) && s < self.grammar.alphabet_size() {
+            format!("<mode {}>", s - ev.mode_base())
         } else {
             format!("<{s}?>")
         }
@@ -339,15 +414,16 @@ impl MaskStore {
     pub(crate) fn validate(&self) -> Result<(), String> {
         let nl = self.lexer.n_states();
         let nq = self.q_target.len();
-        let ne = self.entry_item.len();
-        let ni = self.item_set.len();
+        let t = self.tables.borrow();
+        let ne = t.entry_item.len();
+        let ni = t.item_set.len();
         if self.q_base.len() != nl + 1 || self.q_base[0] != 0 || *self.q_base.last().unwrap() as usize != nq {
             return Err("position index does not match the lexer".into());
         }
         if self.q_base.windows(2).any(|w| w[0] > w[1]) {
             return Err("position index is not monotone".into());
         }
-        let alpha = self.grammar.events.alphabet_size();
+        let alpha = self.grammar.alphabet_size();
         for l in 0..nl {
             let t = &self.q_target[self.q_base[l] as usize..self.q_base[l + 1] as usize];
             if t.windows(2).any(|w| w[0] >= w[1]) {
@@ -359,35 +435,35 @@ impl MaskStore {
                 }
             }
         }
-        if self.q_always.len() != nq || self.q_entries.len() != 2 * nq {
+        if t.q_always.len() != nq || t.q_entries.len() != 2 * nq {
             return Err("per-position tables have the wrong length".into());
         }
-        if self.q_entries.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > ne) {
+        if t.q_entries.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > ne) {
             return Err("entry index is inconsistent".into());
         }
-        if self.entry_item.iter().any(|&i| i as usize >= ni) {
+        if t.entry_item.iter().any(|&i| i as usize >= ni) {
             return Err("an entry points to a missing item".into());
         }
-        if self.item_seq.len() != 2 * ni {
+        if t.item_seq.len() != 2 * ni {
             return Err("sequence index has the wrong length".into());
         }
-        if self.item_seq.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > self.seq_pool.len()) {
+        if t.item_seq.chunks_exact(2).any(|w| w[0] > w[1] || w[1] as usize > t.seq_pool.len()) {
             return Err("sequence index is inconsistent".into());
         }
-        if self.seq_pool.iter().any(|&s| s >= alpha || s == self.grammar.n_terminals) {
+        if t.seq_pool.iter().any(|&s| s >= alpha || s == self.grammar.n_terminals) {
             return Err("a sequence holds an unknown symbol".into());
         }
-        self.ctx.validate(
+        t.ctx.validate(
             self.grammar.tables.n_states() as usize,
             ne,
             self.grammar.n_terminals,
-            self.seq_pool.len(),
+            t.seq_pool.len(),
         )?;
-        let ns = self.sets.len() as u32;
-        if self.q_always.iter().any(|&s| s != NONE && s >= ns) || self.item_set.iter().any(|&s| s >= ns) {
+        let ns = t.sets.len() as u32;
+        if t.q_always.iter().any(|&s| s != NONE && s >= ns) || t.item_set.iter().any(|&s| s >= ns) {
             return Err("an entry points to a missing token set".into());
         }
-        self.sets.validate(self.vocab.len() as u32)?;
+        t.sets.validate(self.vocab.len() as u32)?;
         if self.info.terminal_names.len() != self.grammar.n_terminals as usize {
             return Err("terminal names do not match the grammar".into());
         }

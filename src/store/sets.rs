@@ -475,11 +475,33 @@ impl SetsBuilder {
 
     /// Add a set given as sorted, deduplicated ids (`< vocab_len`); returns its index.
     pub fn add(&mut self, ids: &[u32]) -> u32 {
-        if let Some(&i) = self.dedup.get(ids) {
-            return i;
-        }
-        let (words, vocab) = (self.sets.words as usize, self.sets.vocab_len);
-        let nb = blocks(self.sets.words);
+        add_dedup(&mut self.sets, &mut self.dedup, ids)
+    }
+
+    /// The pool, with heavy sets re-encoded as differences where smaller
+    /// (see [`delta_encode`]).
+    pub fn finish(self) -> TokenSets {
+        delta_encode(self.sets)
+    }
+}
+
+/// Add a set to `sets` unless `dedup` already knows it (see [`SetsBuilder`]);
+/// used directly by stores that grow after construction.
+pub fn add_dedup(sets: &mut TokenSets, dedup: &mut std::collections::HashMap<Vec<u32>, u32>, ids: &[u32]) -> u32 {
+    if let Some(&i) = dedup.get(ids) {
+        return i;
+    }
+    let i = sets.push(ids);
+    dedup.insert(ids.to_vec(), i);
+    i
+}
+
+impl TokenSets {
+    /// Append a set given as sorted, deduplicated ids (`< vocab_len`) in its
+    /// smallest form; returns its index.
+    pub fn push(&mut self, ids: &[u32]) -> u32 {
+        let (words, vocab) = (self.words as usize, self.vocab_len);
+        let nb = blocks(self.words);
         let mut ranges: Vec<[u32; 2]> = Vec::new();
         for &t in ids {
             match ranges.last_mut() {
@@ -524,18 +546,11 @@ impl SetsBuilder {
                 list16(not.iter().copied(), nb)
             }
         };
-        let i = self.sets.index.len() as u32;
-        self.sets.index.push([kind, self.sets.data.len() as u32, payload.len() as u32]);
-        self.sets.data.extend_from_slice(&payload);
-        self.dedup.insert(ids.to_vec(), i);
+        let i = self.index.len() as u32;
+        self.index.push([kind, self.data.len() as u32, payload.len() as u32]);
+        self.data.extend_from_slice(&payload);
+        self.dense.0.push(Default::default());
         i
-    }
-
-    /// The pool, with heavy sets re-encoded as differences where smaller
-    /// (see [`delta_encode`]).
-    pub fn finish(self) -> TokenSets {
-        let s = self.sets;
-        delta_encode(TokenSets::new(s.words, s.vocab_len, s.index, s.data))
     }
 }
 
@@ -546,7 +561,7 @@ impl SetsBuilder {
 /// component at its smallest payload, every other node becomes its parent
 /// plus the toggled ids when that payload is smaller than its own.
 /// Deterministic (ties broken by index), so blobs stay reproducible.
-fn delta_encode(sets: TokenSets) -> TokenSets {
+pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
     let words = sets.words as usize;
     let nb = blocks(sets.words);
     let nodes: Vec<u32> = (0..sets.len() as u32).filter(|&i| sets.is_heavy(i) || sets.index[i as usize][0] == KIND_DENSE).collect();

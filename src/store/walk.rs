@@ -40,7 +40,7 @@ impl<'a> StepCtx<'a> {
 }
 
 /// Advance lexer position `(l, x)` by byte `b`; call `out(l2, z, syms)` for every
-/// possible outcome, where `syms` are the lexer-level symbols produced (0–2).
+/// possible outcome, where `syms` are the lexer-level symbols produced (0–3).
 #[inline]
 pub fn step(cx: StepCtx<'_>, l: u32, x: u32, b: u8, out: &mut impl FnMut(u32, u32, &[Sym])) {
     let lx = cx.lexer;
@@ -49,7 +49,7 @@ pub fn step(cx: StepCtx<'_>, l: u32, x: u32, b: u8, out: &mut impl FnMut(u32, u3
         // First byte of the input: choose the target now.
         if let Some(l2) = lx.cont(s, b) {
             for &z in lx.comp(l2) {
-                announce(cx, l2.0, z.0, b, out);
+                announce(cx, l2.0, z.0, b, None, out);
             }
         }
         return;
@@ -63,22 +63,42 @@ pub fn step(cx: StepCtx<'_>, l: u32, x: u32, b: u8, out: &mut impl FnMut(u32, u3
         }
     }
     // End the lexeme here (only if the target wins here) and start a new one with `b`.
-    if lx.winner(s).map(|w| w.0) == Some(x) {
+    let xt = crate::ids::TerminalId(x);
+    if !lx.is_winner(s, xt) {
+        return;
+    }
+    if lx.contextual().is_none() {
         if let Some(l2) = lx.emit(s, b) {
             for &z in lx.comp(l2) {
-                announce(cx, l2.0, z.0, b, out);
+                announce(cx, l2.0, z.0, b, None, out);
+            }
+        }
+        return;
+    }
+    // Contextual: branch on the next lexeme's mode; the parser checks it
+    // (a mode symbol), unless `x` is ignored (same mode) or leaves no choice.
+    let modes = lx.next_modes(s, xt);
+    let check = !lx.is_ignored(xt) && modes.len() > 1;
+    for &m in modes {
+        if let Some(l2) = lx.emit_in(s, b, m) {
+            for &z in lx.comp(l2) {
+                announce(cx, l2.0, z.0, b, check.then(|| cx.events.mode(m)), out);
             }
         }
     }
 }
 
 #[inline]
-fn announce(cx: StepCtx<'_>, l2: u32, z: u32, b: u8, out: &mut impl FnMut(u32, u32, &[Sym])) {
-    let mut buf = [0u32; 2];
+fn announce(cx: StepCtx<'_>, l2: u32, z: u32, b: u8, mode: Option<Sym>, out: &mut impl FnMut(u32, u32, &[Sym])) {
+    let mut buf = [0u32; 3];
     let mut n = 0;
-    if !cx.lexer.is_ignored(crate::ids::TerminalId(z)) {
-        buf[0] = z;
+    if let Some(m) = mode {
+        buf[0] = m;
         n = 1;
+    }
+    if !cx.lexer.is_ignored(crate::ids::TerminalId(z)) {
+        buf[n] = z;
+        n += 1;
     }
     let mut e = [0u32; 1];
     if event(cx, z, b, &mut e) == 1 {
@@ -103,5 +123,5 @@ fn event(cx: StepCtx<'_>, target: u32, b: u8, out: &mut [u32; 1]) -> usize {
 /// here as `x`.) The caller still asks the parser about end of input.
 #[inline]
 pub fn can_end(lexer: &Lexer, l: u32, x: u32) -> bool {
-    x != NO_TARGET && lexer.winner(crate::ids::LexStateId(l)).map(|w| w.0) == Some(x)
+    x != NO_TARGET && lexer.is_winner(crate::ids::LexStateId(l), crate::ids::TerminalId(x))
 }

@@ -24,9 +24,13 @@
 //!
 //! Sections (arrays unless marked scalar):
 //! - `LEXR`: byte classes (256 bytes), scalars `n_classes`, `n_states`; per
-//!   state `cont` row index, distinct `cont` rows; the same for `emit`;
-//!   `winner`, completion offsets and lists, scalar `n_terminals`, ignored
-//!   flags (bytes).
+//!   state `cont` row index, distinct `cont` rows; the same for `emit`
+//!   (empty for contextual lexing); winner offsets and lists, completion
+//!   offsets and lists, scalar `n_terminals`, ignored flags (bytes); scalar
+//!   `contextual` (0/1), then for contextual lexing scalars `n_modes`,
+//!   `start_mode` and the arrays of [`crate::lexer::CtxTables`] (`tag`,
+//!   `sh_row`, `sh_rows`, `start`, `combo_key`, `combo_state`, `next_off`,
+//!   `next`, `state_mode`).
 //! - `LALR`: `[n_terminals, n_nonterminals, n_states, start_state]`, action
 //!   and goto tables (row-major), rule lhs, rule lengths.
 //! - `INDT`: `[]` or `[newline, indent, dedent]` then bracket deltas (bytes,
@@ -61,6 +65,11 @@
 //! list16 / not-list16 token sets, 64-bit checksums. Version 3: section `CTXV`
 //! (parser-context verdicts). Version 4: contexts keyed by layout mode
 //! (`4 * below + mode`, pending-newline modes) instead of a bracket bit.
+//! Version 5: lexer winner lists (several winners under LongestAll) and the
+//! contextual lexing tables; entry sequences may hold mode symbols (`n_terminals +
+//! 5 + mode`, see `parser::indent::Events`). Version 6: packed token bytes in
+//! `VOCB` (pairs of earlier tokens, see [`crate::vocab::pack`]) and xor token
+//! sets (a base set plus toggled ids, see [`super::sets`]).
 //!
 //! ## Safety
 //! [`MaskStore::from_bytes`] never panics and never reads out of bounds: every
@@ -76,7 +85,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub const MAGIC: &[u8; 8] = b"GRAMMASK";
 pub const ENDIAN_MARK: u32 = 0x0102_0304;
 /// Bump on any format change.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The sections, in blob order.
 pub const SECTION_TAGS: [&[u8; 4]; 8] = [b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"CTXV", b"SETS", b"INFO"];
 
@@ -428,8 +437,10 @@ pub(crate) fn section<'a>(h: &BlobHeader, bytes: &'a [u8], tag: &[u8; 4]) -> Res
 }
 
 impl MaskStore {
-    /// Serialize to a blob.
+    /// Serialize to a blob (a lazy store computes its missing positions first).
     pub fn to_bytes(&self) -> Vec<u8> {
+        self.ensure_all();
+        let t = self.tables();
         let mut lexr = SectionWriter::default();
         write_lexer(&self.lexer, &mut lexr);
         let mut lalr = SectionWriter::default();
@@ -455,14 +466,14 @@ impl MaskStore {
         let mut posn = SectionWriter::default();
         posn.u32s(&self.q_base)
             .u32s(&self.q_target)
-            .u32s(&self.q_always)
-            .u32s(&self.q_entries)
-            .u32s(&self.entry_item)
-            .u32s(&self.item_seq)
-            .u32s(&self.seq_pool)
-            .u32s(&self.item_set);
+            .u32s(&t.q_always)
+            .u32s(&t.q_entries)
+            .u32s(&t.entry_item)
+            .u32s(&t.item_seq)
+            .u32s(&t.seq_pool)
+            .u32s(&t.item_set);
         let mut ctxv = SectionWriter::default();
-        let c = &self.ctx;
+        let c = &t.ctx;
         ctxv.u32s(&c.ctx_off)
             .u32s(&c.ctx_pred)
             .u32s(&c.ctx_class)
@@ -470,9 +481,9 @@ impl MaskStore {
             .u32s(&c.class_off);
         ctxv.u32s(&c.bits).u32s(&c.entry_vidx).u32s(&c.pool_vidx);
         let mut sets = SectionWriter::default();
-        sets.u32(self.sets.words);
-        sets.u32s(&self.sets.index.iter().flatten().copied().collect::<Vec<_>>());
-        sets.u32s(&self.sets.data);
+        sets.u32(t.sets.words);
+        sets.u32s(&t.sets.index.iter().flatten().copied().collect::<Vec<_>>());
+        sets.u32s(&t.sets.data);
         let mut info = SectionWriter::default();
         info.strings(&self.info.terminal_names);
         let (names, counts): (Vec<String>, Vec<u64>) = self.info.step_counts.iter().cloned().unzip();
@@ -547,7 +558,13 @@ impl MaskStore {
         if tables.n_terminals() != n_terminals.wrapping_add(1) || lexer.n_terminals() != n_terminals as usize {
             return Err(corrupt("lexer, parser and grammar disagree on the number of terminals"));
         }
-        let grammar = crate::parser::indent::Grammar::new(tables, indent, n_terminals);
+        let mut grammar = crate::parser::indent::Grammar::new(tables, indent, n_terminals);
+        if let Some(c) = lexer.contextual() {
+            if c.state_mode.len() != grammar.tables.n_states() as usize || grammar.indent.is_some() {
+                return Err(corrupt("the lexer's modes do not match the LR states"));
+            }
+            grammar = grammar.with_modes(c.state_mode.clone(), c.n_modes);
+        }
         let mut r = section(&h, bytes, b"VOCB")?;
         let vocb_len = r.data.len();
         let (n, total) = (r.u32()?, r.u32()?);
@@ -596,27 +613,31 @@ impl MaskStore {
         let step_counts =
             names.into_iter().zip(counts.chunks_exact(2).map(|c| c[0] as u64 | ((c[1] as u64) << 32))).collect();
         let vocab_len = vocab.len() as u32;
-        let mut store = MaskStore {
-            entry_lcp: Vec::new(),
+        let store = MaskStore {
             lexer,
             grammar,
-            vocab,
+            vocab: std::rc::Rc::new(vocab),
             info: StoreInfo { terminal_names, grammar_fingerprint: h.grammar_fingerprint, step_counts },
             q_base,
             q_target,
-            q_always,
-            q_entries,
-            entry_item,
-            item_seq,
-            seq_pool,
-            item_set,
-            sets: super::sets::TokenSets::new(words, vocab_len, index, data),
-            ctx,
+            tables: std::cell::RefCell::new(super::Tables {
+                q_always,
+                q_entries,
+                entry_item,
+                item_seq,
+                seq_pool,
+                item_set,
+                entry_lcp: Vec::new(),
+                sets: super::sets::TokenSets::new(words, vocab_len, index, data),
+                ctx,
+            }),
+            #[cfg(feature = "compiler")]
+            lazy: None,
         };
         store.validate().map_err(corrupt)?;
-        store.entry_lcp = super::entry_lcps(&store.entry_item, &store.item_seq, &store.seq_pool);
+        store.tables.borrow_mut().sync_lcp();
         if let Some(ind) = &store.grammar.indent {
-            if store.seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
+            if store.tables().seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
                 return Err(corrupt("a sequence holds an INDENT or DEDENT terminal"));
             }
         }
@@ -644,26 +665,57 @@ impl MaskStore {
     }
 }
 
+fn ids(ts: &[crate::ids::TerminalId]) -> Vec<u32> {
+    ts.iter().map(|t| t.0).collect()
+}
+
 fn write_lexer(l: &crate::lexer::Lexer, w: &mut SectionWriter) {
     let p = l.parts();
     w.bytes(&p.classes[..]).u32(p.n_classes).u32(p.n_states);
-    w.u32s(p.cont_row).u32s(p.cont_rows).u32s(p.emit_row).u32s(p.emit_rows).u32s(p.winner);
-    w.u32s(p.comp_offsets).u32s(&p.comp.iter().map(|t| t.0).collect::<Vec<_>>()).u32(p.n_terminals);
+    w.u32s(p.cont_row).u32s(p.cont_rows).u32s(p.emit_row).u32s(p.emit_rows).u32s(p.win_off).u32s(&ids(p.win));
+    w.u32s(p.comp_offsets).u32s(&ids(p.comp)).u32(p.n_terminals);
     w.bytes(&p.ignored.iter().map(|&b| b as u8).collect::<Vec<_>>());
+    match p.ctx {
+        None => {
+            w.u32(0);
+        }
+        Some(c) => {
+            w.u32(1).u32(c.n_modes).u32(c.start_mode).u32s(&c.tag).u32s(&c.sh_row).u32s(&c.sh_rows).u32s(&c.start);
+            w.u32s(&c.combo_key).u32s(&c.combo_state).u32s(&c.next_off).u32s(&c.next).u32s(&c.state_mode);
+        }
+    }
 }
 
 fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
     let classes: [u8; 256] = r.bytes()?.try_into().map_err(|_| r.corrupt("byte class table"))?;
     let (n_classes, n_states) = (r.u32()?, r.u32()?);
     let (cont_row, cont_rows, emit_row, emit_rows) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);
-    let (winner, comp_offsets) = (r.u32s()?, r.u32s()?);
-    let comp: Vec<crate::ids::TerminalId> = r.u32s()?.into_iter().map(crate::ids::TerminalId).collect();
+    let to_ids = |v: Vec<u32>| -> Vec<crate::ids::TerminalId> { v.into_iter().map(crate::ids::TerminalId).collect() };
+    let (win_off, win) = (r.u32s()?, to_ids(r.u32s()?));
+    let (comp_offsets, comp) = (r.u32s()?, to_ids(r.u32s()?));
     let n_terminals = r.u32()?;
     let ignored_b = r.bytes()?;
     if ignored_b.iter().any(|&b| b > 1) {
         return Err(r.corrupt("ignored flags"));
     }
     let ignored: Vec<bool> = ignored_b.iter().map(|&b| b == 1).collect();
+    let ctx = match r.u32()? {
+        0 => None,
+        1 => Some(crate::lexer::CtxTables {
+            n_modes: r.u32()?,
+            start_mode: r.u32()?,
+            tag: r.u32s()?,
+            sh_row: r.u32s()?,
+            sh_rows: r.u32s()?,
+            start: r.u32s()?,
+            combo_key: r.u32s()?,
+            combo_state: r.u32s()?,
+            next_off: r.u32s()?,
+            next: r.u32s()?,
+            state_mode: r.u32s()?,
+        }),
+        _ => return Err(r.corrupt("contextual flag")),
+    };
     r.finish()?;
     crate::lexer::Lexer::from_parts(crate::lexer::LexerParts {
         classes: &classes,
@@ -673,10 +725,13 @@ fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
         cont_rows: &cont_rows,
         emit_row: &emit_row,
         emit_rows: &emit_rows,
-        winner: &winner,
+        win_off: &win_off,
+        win: &win,
         comp_offsets: &comp_offsets,
         comp: &comp,
         n_terminals,
         ignored: &ignored,
+        ctx: ctx.as_ref(),
     })
 }
+

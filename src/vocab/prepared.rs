@@ -4,10 +4,11 @@
 //! compile (a JSON Schema, a regex) pays only for its own grammar.
 
 use super::{TokenTrie, Vocab};
+use std::rc::Rc;
 
 /// A vocabulary with its token trie (see the module doc).
 pub struct PreparedVocab {
-    vocab: Vocab,
+    vocab: Rc<Vocab>,
     trie: TokenTrie,
     fingerprint: u64,
 }
@@ -16,9 +17,13 @@ impl PreparedVocab {
     pub fn new(vocab: Vocab) -> Self {
         let trie = TokenTrie::new(&vocab);
         let fingerprint = vocab.fingerprint();
-        PreparedVocab { vocab, trie, fingerprint }
+        PreparedVocab { vocab: Rc::new(vocab), trie, fingerprint }
     }
     pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+    /// The vocabulary, shared with the stores compiled for it.
+    pub fn vocab_rc(&self) -> &Rc<Vocab> {
         &self.vocab
     }
     pub fn trie(&self) -> &TokenTrie {

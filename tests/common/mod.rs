@@ -76,6 +76,13 @@ pub fn compile_store(cfg: &Cfg, vocab: Vocab, streamline: bool) -> Rc<MaskStore>
     Rc::new(s)
 }
 
+/// A store compiled per request: positions computed on first visit.
+pub fn compile_lazy_store(cfg: &Cfg, vocab: Vocab) -> Rc<MaskStore> {
+    let pv = Rc::new(grammask::vocab::PreparedVocab::new(vocab));
+    let (s, _) = grammask::store::build::compile_lazy(cfg, pv).expect("compile_lazy");
+    Rc::new(s)
+}
+
 /// Greedy longest-match tokenization over a vocabulary (token ids).
 pub fn greedy_tokenize(vocab: &Vocab, text: &[u8]) -> Vec<u32> {
     let mut out = Vec::new();

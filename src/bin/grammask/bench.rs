@@ -12,8 +12,21 @@ use std::time::Instant;
 /// tokenized with --tokenizer, or id streams given with --token-ids).
 #[derive(clap::Args)]
 pub struct Args {
+    #[arg(long, required_unless_present = "json_schema_dir")]
+    store: Option<PathBuf>,
+    /// Benchmark per-request compiles over the JSON Schemas in DIR (see bench_schema.rs).
     #[arg(long)]
-    store: PathBuf,
+    json_schema_dir: Option<PathBuf>,
+    #[command(flatten)]
+    schema: crate::constraint_args::SchemaArgs,
+    /// --json-schema-dir: tokens per random generation.
+    #[arg(long, default_value_t = 200)]
+    max_tokens: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// --json-schema-dir: keep the generated instances here.
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
     /// Tokenizer for FILES (and --dump-ids); not needed with --token-ids alone.
     #[arg(long)]
     tokenizer: Option<PathBuf>,
@@ -39,9 +52,17 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<bool> {
+    if let Some(dir) = &a.json_schema_dir {
+        let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--json-schema-dir needs --tokenizer")) };
+        let o = crate::bench_schema::Opts {
+            dir, tokenizer: t, schema: &a.schema, json: a.json, max_tokens: a.max_tokens, seed: a.seed, out_dir: a.out_dir.as_deref(),
+        };
+        return crate::bench_schema::run(&o);
+    }
+    let Some(store) = &a.store else { return Err(Error::new(ErrorKind::Io, "--store is required")) };
     let files = with_list(a.files, a.files_from)?;
     let opts = BenchOptions { runs: a.runs, warmup: a.warmup, json: a.json, dump_ids: a.dump_ids };
-    cmd_bench(&a.store, a.tokenizer.as_deref(), &files, &a.token_ids, &opts)
+    cmd_bench(store, a.tokenizer.as_deref(), &files, &a.token_ids, &opts)
 }
 
 struct BenchOptions {

@@ -2,15 +2,20 @@
 
 use crate::common::{expand, load_store, read, tokenizer_for, with_list};
 use grammask::matcher::Matcher;
+use grammask::store::MaskStore;
 use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// Replay files token by token and verify every token is allowed (experiment 1).
+/// With --json-schema instead of --store, the store is compiled from the
+/// schema first (the files are JSON instances, replayed as written).
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long)]
-    store: PathBuf,
+    #[arg(long, required_unless_present = "json_schema")]
+    store: Option<PathBuf>,
+    #[command(flatten)]
+    schema: crate::constraint_args::SchemaArgs,
     #[arg(long)]
     tokenizer: PathBuf,
     /// A second store whose masks must be bit-identical at every position (experiment 3).
@@ -28,12 +33,23 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<bool> {
     let files = with_list(a.files, a.files_from)?;
-    cmd_check(&a.store, &a.tokenizer, a.compare_store.as_deref(), a.json, a.quiet, &files)
+    let (store, tok) = match (&a.store, &a.schema.json_schema) {
+        (Some(s), None) => {
+            let store = Rc::new(load_store(s)?);
+            let tok = tokenizer_for(&store, &a.tokenizer)?;
+            (store, tok)
+        }
+        (None, Some(schema)) => {
+            let (pv, tok) = crate::constraint_args::prepared(&a.tokenizer, None)?;
+            let c = grammask::constraint::Constraint::JsonSchema(crate::constraint_args::read_schema(schema)?);
+            (crate::constraint_args::compile_store(&pv, &c, &a.schema.options()?)?, tok)
+        }
+        _ => return Err(Error::new(ErrorKind::Io, "give one of --store and --json-schema")),
+    };
+    cmd_check(store, tok, a.compare_store.as_deref(), a.json, a.quiet, &files)
 }
 
-fn cmd_check(store: &Path, tokenizer: &Path, compare: Option<&Path>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
-    let store = Rc::new(load_store(store)?);
-    let tok = tokenizer_for(&store, tokenizer)?;
+fn cmd_check(store: Rc<MaskStore>, tok: tokenizers::Tokenizer, compare: Option<&Path>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
     let other = match compare {
         Some(p) => {
             let o = Rc::new(load_store(p)?);

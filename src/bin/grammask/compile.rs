@@ -6,15 +6,22 @@ use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Build a mask store blob for a grammar and a tokenizer.
+/// Build a mask store blob for a grammar and a tokenizer; or compile a JSON
+/// Schema / regex constraint (its grammar figures; with --tokenizer, the
+/// per-request store and its timings; with -o, the blob).
 #[derive(clap::Args)]
 pub struct Args {
+    #[arg(long, required_unless_present_any = ["json_schema", "regex"])]
+    grammar: Option<PathBuf>,
+    #[command(flatten)]
+    schema: crate::constraint_args::SchemaArgs,
+    /// Constrain the whole output to this Python regex (re.fullmatch).
     #[arg(long)]
-    grammar: PathBuf,
-    #[arg(long)]
-    tokenizer: PathBuf,
-    #[arg(short, long)]
-    out: PathBuf,
+    regex: Option<String>,
+    #[arg(long, required_unless_present_any = ["json_schema", "regex"])]
+    tokenizer: Option<PathBuf>,
+    #[arg(short, long, required_unless_present_any = ["json_schema", "regex"])]
+    out: Option<PathBuf>,
     /// EOS token ids, comma-separated (default: from tokenizer_config.json / generation_config.json).
     #[arg(long, value_delimiter = ',')]
     eos: Option<Vec<u32>>,
@@ -28,7 +35,67 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<bool> {
-    cmd_compile(&a.grammar, &a.tokenizer, &a.out, a.eos.as_deref(), a.start.as_deref(), !a.no_streamline, a.json)
+    if a.schema.json_schema.is_some() || a.regex.is_some() {
+        return cmd_constraint(&a);
+    }
+    let (Some(g), Some(t), Some(o)) = (&a.grammar, &a.tokenizer, &a.out) else {
+        return Err(Error::new(ErrorKind::Io, "--grammar, --tokenizer and -o are required"));
+    };
+    cmd_compile(g, t, o, a.eos.as_deref(), a.start.as_deref(), !a.no_streamline, a.json)
+}
+
+/// `compile --json-schema FILE | --regex R`: the grammar, and with a
+/// tokenizer the store (timed: prepared vocabulary excluded).
+fn cmd_constraint(a: &Args) -> Result<bool> {
+    use grammask::constraint::{to_cfg, Constraint};
+    let c = match (&a.schema.json_schema, &a.regex) {
+        (Some(p), None) => Constraint::JsonSchema(crate::constraint_args::read_schema(p)?),
+        (None, Some(r)) => Constraint::Regex(r.clone()),
+        _ => return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex")),
+    };
+    let o = a.schema.options()?;
+    let t0 = Instant::now();
+    let (cfg, warnings) = to_cfg(&c, &o)?;
+    let us_front = t0.elapsed().as_secs_f64() * 1e6;
+    let tables = grammask::parser::lalr::build_tables(&cfg)?;
+    for w in &warnings {
+        eprintln!("grammask: warning: {w}");
+    }
+    let mut v = serde_json::json!({
+        "terminals": cfg.terminals.len(), "nonterminals": cfg.nonterminals.len(), "rules": cfg.rules.len(),
+        "lr_states": tables.n_states(), "front_end_us": us_front, "warnings": warnings,
+    });
+    if let Some(t) = &a.tokenizer {
+        let (pv, _) = crate::constraint_args::prepared(t, a.eos.as_deref())?;
+        let t1 = Instant::now();
+        let (store, _) = grammask::constraint::compile(&pv, &c, &o)?;
+        let us_compile = t1.elapsed().as_secs_f64() * 1e6;
+        let t2 = Instant::now();
+        let mut mask = vec![0u32; store.mask_words()];
+        let store = std::rc::Rc::new(store);
+        grammask::matcher::Matcher::new(store.clone()).fill_mask(&mut mask)?;
+        v["compile_us"] = serde_json::json!(us_compile);
+        v["first_mask_us"] = serde_json::json!(t2.elapsed().as_secs_f64() * 1e6);
+        v["allowed_first"] = serde_json::json!(mask.iter().map(|w| w.count_ones()).sum::<u32>());
+        if let Some(out) = &a.out {
+            let blob = store.to_bytes();
+            std::fs::write(out, &blob).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out.display())))?;
+            v["bytes"] = serde_json::json!(blob.len());
+        }
+    }
+    if a.json {
+        println!("{v}");
+    } else {
+        let mut line = format!(
+            "terminals {}, nonterminals {}, rules {}, LR states {}, front end {:.0} us",
+            v["terminals"], v["nonterminals"], v["rules"], v["lr_states"], us_front
+        );
+        if v.get("compile_us").is_some() {
+            line.push_str(&format!(", compile {:.0} us, first mask {:.0} us ({} tokens allowed)", v["compile_us"].as_f64().unwrap_or(0.0), v["first_mask_us"].as_f64().unwrap_or(0.0), v["allowed_first"]));
+        }
+        println!("{line}");
+    }
+    Ok(true)
 }
 
 fn cmd_compile(

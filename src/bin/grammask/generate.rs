@@ -7,10 +7,14 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// Sample random texts from the grammar through the masks (experiment 2).
+/// With --json-schema (and --tokenizer) instead of --store, the store is
+/// compiled from the schema first: random valid instances.
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long)]
-    store: PathBuf,
+    #[arg(long, required_unless_present = "json_schema")]
+    store: Option<PathBuf>,
+    #[command(flatten)]
+    schema: crate::constraint_args::SchemaArgs,
     #[arg(long)]
     tokenizer: Option<PathBuf>,
     #[arg(long, default_value_t = 10)]
@@ -41,7 +45,23 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<bool> {
     let sampler = Sampler { max_tokens: a.max_tokens, eos_bias: a.eos_bias, short_bias: a.short_bias, finish_after: a.finish_after.unwrap_or(usize::MAX) };
-    cmd_generate(&a.store, a.tokenizer.as_deref(), a.count, a.seed, &sampler, &a.out_dir, a.json)
+    let store = match (&a.store, &a.schema.json_schema) {
+        (Some(s), None) => {
+            let store = Rc::new(load_store(s)?);
+            if let Some(t) = &a.tokenizer {
+                tokenizer_for(&store, t)?;
+            }
+            store
+        }
+        (None, Some(schema)) => {
+            let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--json-schema needs --tokenizer")) };
+            let (pv, _) = crate::constraint_args::prepared(t, None)?;
+            let c = grammask::constraint::Constraint::JsonSchema(crate::constraint_args::read_schema(schema)?);
+            crate::constraint_args::compile_store(&pv, &c, &a.schema.options()?)?
+        }
+        _ => return Err(Error::new(ErrorKind::Io, "give one of --store and --json-schema")),
+    };
+    cmd_generate(store, a.count, a.seed, &sampler, &a.out_dir, a.json)
 }
 
 /// How `generate` draws tokens (see the `Generate` options).
@@ -53,8 +73,7 @@ struct Sampler {
 }
 
 fn cmd_generate(
-    store: &Path,
-    tokenizer: Option<&Path>,
+    store: Rc<grammask::store::MaskStore>,
     count: usize,
     seed: u64,
     sampler: &Sampler,
@@ -62,10 +81,6 @@ fn cmd_generate(
     json: bool,
 ) -> Result<bool> {
     let Sampler { max_tokens, eos_bias, short_bias, finish_after } = *sampler;
-    let store = Rc::new(load_store(store)?);
-    if let Some(t) = tokenizer {
-        tokenizer_for(&store, t)?;
-    }
     std::fs::create_dir_all(out_dir).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out_dir.display())))?;
     let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
     let mut rng = Rng(seed);

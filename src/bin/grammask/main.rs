@@ -2,9 +2,11 @@
 //! subcommand per module.
 
 mod bench;
+mod bench_schema;
 mod check;
 mod common;
 mod compile;
+mod constraint_args;
 mod generate;
 mod masks;
 mod parse;

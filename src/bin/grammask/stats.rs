@@ -35,8 +35,9 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
     let _ = m.compute_mask();
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
     let s = m.store();
+    let t = s.tables();
     // Entries per lexer position (the paper's Figure 6, as a table).
-    let mut per_q: Vec<usize> = (0..s.n_positions() as u32).map(|q| s.entries(q).len()).collect();
+    let mut per_q: Vec<usize> = (0..s.n_positions() as u32).map(|q| t.entries(q).len()).collect();
     per_q.sort_unstable();
     let pct = |p: f64| per_q.get(((per_q.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0);
     let dist: Vec<(String, usize)> =
@@ -48,7 +49,7 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         let name = if x == u32::MAX { "<start>".to_string() } else { s.sym_name(x) };
         let e = by_target.entry(name).or_default();
         e.0 += 1;
-        e.1 += s.entries(q).len();
+        e.1 += t.entries(q).len();
     }
     let mut by_target: Vec<(String, (usize, usize))> = by_target.into_iter().collect();
     by_target.sort_by(|a, b| b.1 .1.cmp(&a.1 .1));
@@ -62,14 +63,14 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         "lexer_states": s.lexer().n_states(),
         "lr_states": s.grammar().tables.n_states(),
         "positions": s.n_positions(),
-        "entries": s.n_entries(),
-        "stored_entries": s.n_stored_entries(),
-        "always_sets": s.n_always(),
-        "token_sets": s.sets().len(),
-        "set_pool_words": s.sets().data.len(),
+        "entries": t.n_entries(),
+        "stored_entries": t.n_stored_entries(),
+        "always_sets": t.n_always(),
+        "token_sets": t.sets().len(),
+        "set_pool_words": t.sets().data.len(),
         "steps": s.info().step_counts,
-        "context_classes": s.context_table().n_classes(),
-        "contexts": s.context_table().n_contexts(),
+        "context_classes": t.context_table().n_classes(),
+        "contexts": t.context_table().n_contexts(),
         "entries_per_position": dist,
         "sections": grammask::store::wire::section_sizes(&bytes)?,
         "load_ms": load_ms,
@@ -80,8 +81,8 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
     } else {
         println!("blob: {} bytes; vocabulary {} tokens, EOS {:?}", bytes.len(), s.vocab().len(), v["eos"]);
         println!("grammar: {} terminals, {} LR states; lexer: {} states", v["terminals"], v["lr_states"], v["lexer_states"]);
-        println!("positions {}, checked entries {} ({} stored), always-allowed sets {}, distinct token sets {}", s.n_positions(), s.n_entries(), s.n_stored_entries(), s.n_always(), s.sets().len());
-        let c = s.context_table();
+        println!("positions {}, checked entries {} ({} stored), always-allowed sets {}, distinct token sets {}", s.n_positions(), t.n_entries(), t.n_stored_entries(), t.n_always(), t.sets().len());
+        let c = t.context_table();
         if !c.is_empty() {
             println!(
                 "parser contexts: {} contexts in {} classes, {} verdict codes ({} bytes)",
@@ -111,12 +112,12 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
         if let Some(name) = dump_target {
             let best = (0..s.n_positions() as u32)
                 .filter(|&q| s.q_parts(q).1 != u32::MAX && s.sym_name(s.q_parts(q).1) == name)
-                .max_by_key(|&q| s.entries(q).len());
+                .max_by_key(|&q| t.entries(q).len());
             if let Some(q) = best {
-                println!("position {q} {:?}: {} entries", s.q_parts(q), s.entries(q).len());
-                for e in s.entries(q) {
-                    let seq: Vec<String> = s.entry_seq(e).iter().map(|&y| s.sym_name(y)).collect();
-                    println!("  {:>6} tokens  {}", s.sets().count(s.entry_set(e)), seq.join(" "));
+                println!("position {q} {:?}: {} entries", s.q_parts(q), t.entries(q).len());
+                for e in t.entries(q) {
+                    let seq: Vec<String> = t.entry_seq(e).iter().map(|&y| s.sym_name(y)).collect();
+                    println!("  {:>6} tokens  {}", t.sets().count(t.entry_set(e)), seq.join(" "));
                 }
             }
         }

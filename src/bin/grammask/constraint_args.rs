@@ -1,0 +1,67 @@
+//! Options shared by the subcommands that take a JSON Schema or a regex
+//! (`compile`, `check`, `generate`, `bench`): the constraint source, the
+//! whitespace policy and lenient mode; compile through `constraint::compile`.
+
+use crate::common::read;
+use grammask::constraint::{compile, Constraint, ConstraintOptions};
+use grammask::schema::{Whitespace, DEFAULT_MAX_RUN};
+use grammask::store::MaskStore;
+use grammask::vocab::PreparedVocab;
+use grammask::{Error, ErrorKind, Result};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SchemaArgs {
+    /// Constrain to the instances of this JSON Schema (a file).
+    #[arg(long)]
+    pub json_schema: Option<PathBuf>,
+    /// JSON whitespace: default (compact or spaced), compact, spaced, flexible[:MAX_RUN].
+    #[arg(long, default_value = "default")]
+    pub whitespace: String,
+    /// Ignore (and list) known schema keywords that cannot be enforced instead of failing.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+pub fn whitespace(s: &str) -> Result<Whitespace> {
+    Ok(match s {
+        "default" => Whitespace::Default,
+        "compact" => Whitespace::Compact,
+        "spaced" => Whitespace::Spaced,
+        "flexible" => Whitespace::Flexible { max_run: DEFAULT_MAX_RUN },
+        s if s.starts_with("flexible:") => Whitespace::Flexible {
+            max_run: s[9..].parse().map_err(|_| Error::new(ErrorKind::Io, format!("--whitespace {s}: bad MAX_RUN")))?,
+        },
+        s => return Err(Error::new(ErrorKind::Io, format!("--whitespace {s}: expected default, compact, spaced or flexible[:N]"))),
+    })
+}
+
+impl SchemaArgs {
+    pub fn options(&self) -> Result<ConstraintOptions> {
+        Ok(ConstraintOptions { whitespace: whitespace(&self.whitespace)?, lenient: self.lenient })
+    }
+}
+
+/// Reads a JSON Schema file.
+pub fn read_schema(path: &Path) -> Result<serde_json::Value> {
+    let bytes = read(path)?;
+    serde_json::from_slice(&bytes).map_err(|e| Error::new(ErrorKind::Grammar, format!("{}: invalid JSON: {e}", path.display())))
+}
+
+/// Loads a tokenizer into a prepared vocabulary (and the tokenizers-crate
+/// tokenizer for encoding).
+pub fn prepared(tokenizer: &Path, eos: Option<&[u32]>) -> Result<(Rc<PreparedVocab>, tokenizers::Tokenizer)> {
+    let vocab = grammask::vocab::load::load_tokenizer_file(tokenizer, eos)?;
+    let tok = tokenizers::Tokenizer::from_file(tokenizer).map_err(|e| Error::new(ErrorKind::Tokenizer, format!("{}: {e}", tokenizer.display())))?;
+    Ok((Rc::new(PreparedVocab::new(vocab)), tok))
+}
+
+/// Compiles a constraint, printing the front end's warnings to stderr.
+pub fn compile_store(pv: &Rc<PreparedVocab>, c: &Constraint, o: &ConstraintOptions) -> Result<Rc<MaskStore>> {
+    let (store, warnings) = compile(pv, c, o)?;
+    for w in warnings {
+        eprintln!("grammask: warning: {w}");
+    }
+    Ok(Rc::new(store))
+}

@@ -1,0 +1,913 @@
+//! Grammar generation: conjunction lists → LALR(1) rules.
+//!
+//! A value position is a list `L` of conjunctions (their union) and a target:
+//! `Any` (the value satisfies some member) or `Exact(S)` (it satisfies exactly
+//! the members in `S`; used inside products, see below). Objects and arrays
+//! are right-linear chains over the *product* of the members' automata
+//! (declared keys in schema order, then extra keys; item positions), carrying
+//! the target to the closing bracket, where the state decides: so a union of
+//! objects is parsed deterministically and nothing is reduced before the
+//! bracket closes. Where the members disagree on a property's schema, the
+//! value is split into disjoint atoms by the exact set of members it
+//! satisfies. Scalars of a union are one terminal (disjoint by construction).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::ir::{ConjId, Ir, Loc, Merged, Set, T_ARR, T_OBJ};
+use super::rx;
+use super::scalar::{cnf_union, scalar_lang, ScalarLang};
+use super::Whitespace;
+use crate::grammar::{Cfg, LexerMode, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
+use crate::ids::{NonterminalId, TerminalId};
+use crate::{err, Result};
+
+/// Limits (documented).
+pub const MAX_NONTERMINALS: usize = 50_000;
+pub const MAX_RULES: usize = 400_000;
+pub const MAX_UNROLL: u64 = 1024;
+pub const MAX_OVERLAP: usize = 6;
+pub const MAX_KEY_PATTERNS: usize = 6;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    Any,
+    Exact(u64),
+}
+
+type List = Rc<[ConjId]>;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Top,
+    Val(List, Target),
+    Obj { list: List, st: Vec<Option<(u32, u32)>>, target: Target, first: bool },
+    Arr { list: List, st: Vec<Option<u32>>, target: Target, first: bool },
+}
+
+/// Structural terminals.
+struct Structs {
+    open_o: TerminalId,
+    close_o: TerminalId,
+    open_a: TerminalId,
+    close_a: TerminalId,
+    comma: TerminalId,
+    colon: TerminalId,
+    /// Flexible: `{ }` / `[ ]` as one lexeme, leading/trailing whitespace.
+    empty_o: Option<TerminalId>,
+    empty_a: Option<TerminalId>,
+    lead: Option<TerminalId>,
+    trail: Option<TerminalId>,
+}
+
+/// Separators and whitespace (from [`Whitespace`] or `x-guidance`).
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub ws: Whitespace,
+    pub item_sep: Option<String>,
+    pub key_sep: Option<String>,
+}
+
+struct ObjInfo {
+    keys: Vec<String>,
+    /// req[j]: keys[j] is required.
+    req: Vec<bool>,
+    /// req_from[j]: a required key among keys[j..].
+    req_from: Vec<bool>,
+    min: u64,
+    max: Option<u64>,
+    cap: u32,
+}
+
+struct ArrInfo {
+    min: u64,
+    max: Option<u64>,
+    cap: u32,
+}
+
+enum Kind {
+    Declared(u32),
+    Extra,
+}
+
+struct KeyClass {
+    term: TerminalId,
+    /// Per member of the list: how the key is read and its value schema
+    /// (`None`: not allowed there).
+    per: Vec<Option<(Kind, Set)>>,
+}
+
+pub struct Gen<'a, 'i> {
+    ir: &'i mut Ir<'a>,
+    terms: Vec<TerminalDef>,
+    term_ids: HashMap<(bool, Vec<String>, Vec<String>), TerminalId>,
+    nts: Vec<NonterminalDef>,
+    rules: Vec<Rule>,
+    memo: HashMap<Key, NonterminalId>,
+    work: Vec<(Key, NonterminalId)>,
+    s: Option<Structs>,
+    scalar: HashMap<ConjId, Rc<ScalarLang>>,
+    nonempty: HashMap<(Vec<String>, Vec<String>), bool>,
+    obj_info: HashMap<ConjId, Rc<ObjInfo>>,
+    arr_info: HashMap<ConjId, Rc<ArrInfo>>,
+    classes: HashMap<List, Rc<Vec<KeyClass>>>,
+    /// Prefix of every name (so grammars can be merged).
+    prefix: String,
+}
+
+fn bits(n: usize) -> impl Iterator<Item = u64> {
+    1..(1u64 << n)
+}
+
+impl<'a, 'i> Gen<'a, 'i> {
+    pub fn new(ir: &'i mut Ir<'a>, layout: &Layout, prefix: &str) -> Result<Self> {
+        let mut g = Gen {
+            ir,
+            terms: Vec::new(),
+            term_ids: HashMap::new(),
+            nts: Vec::new(),
+            rules: Vec::new(),
+            memo: HashMap::new(),
+            work: Vec::new(),
+            s: None,
+            scalar: HashMap::new(),
+            nonempty: HashMap::new(),
+            obj_info: HashMap::new(),
+            arr_info: HashMap::new(),
+            classes: HashMap::new(),
+            prefix: prefix.to_string(),
+        };
+        let lit = |g: &mut Self, t: &str| g.literal(t);
+        let s = match (layout.ws, &layout.item_sep, &layout.key_sep) {
+            (Whitespace::Flexible { max_run }, _, _) => {
+                let ws = format!("[ \\t\\n\\r]{{0,{max_run}}}");
+                let ws1 = format!("[ \\t\\n\\r]{{1,{max_run}}}");
+                let set = |g: &mut Self, r: String, name: &str| g.set_term(vec![r], vec![], name);
+                Structs {
+                    open_o: set(&mut g, format!(r"\{{{ws}"), "LBRACE"),
+                    close_o: set(&mut g, format!(r"{ws}\}}"), "RBRACE"),
+                    open_a: set(&mut g, format!(r"\[{ws}"), "LSQB"),
+                    close_a: set(&mut g, format!(r"{ws}\]"), "RSQB"),
+                    comma: set(&mut g, format!(r"{ws},{ws}"), "COMMA"),
+                    colon: set(&mut g, format!(r"{ws}:{ws}"), "COLON"),
+                    empty_o: Some(set(&mut g, format!(r"\{{{ws}\}}"), "EMPTY_OBJECT")),
+                    empty_a: Some(set(&mut g, format!(r"\[{ws}\]"), "EMPTY_ARRAY")),
+                    lead: Some(set(&mut g, ws1.clone(), "LEADING_WS")),
+                    trail: Some(set(&mut g, ws1, "TRAILING_WS")),
+                }
+            }
+            (ws, isep, ksep) => {
+                let (c, k) = match ws {
+                    Whitespace::Compact => (lit(&mut g, ","), lit(&mut g, ":")),
+                    Whitespace::Spaced => (lit(&mut g, ", "), lit(&mut g, ": ")),
+                    _ => (g.set_term(vec![", ?".into()], vec![], "COMMA"), g.set_term(vec![": ?".into()], vec![], "COLON")),
+                };
+                Structs {
+                    open_o: lit(&mut g, "{"),
+                    close_o: lit(&mut g, "}"),
+                    open_a: lit(&mut g, "["),
+                    close_a: lit(&mut g, "]"),
+                    comma: isep.as_ref().map(|s| lit(&mut g, s)).unwrap_or(c),
+                    colon: ksep.as_ref().map(|s| lit(&mut g, s)).unwrap_or(k),
+                    empty_o: None,
+                    empty_a: None,
+                    lead: None,
+                    trail: None,
+                }
+            }
+        };
+        g.s = Some(s);
+        Ok(g)
+    }
+
+    fn st(&self) -> &Structs {
+        self.s.as_ref().expect("structs")
+    }
+
+    fn literal(&mut self, text: &str) -> TerminalId {
+        let key = (true, vec![text.to_string()], vec![]);
+        if let Some(&t) = self.term_ids.get(&key) {
+            return t;
+        }
+        let id = TerminalId::new(self.terms.len());
+        let name = format!("__{}L{}", self.prefix, self.terms.len());
+        self.terms.push(TerminalDef::new(
+            name,
+            TerminalPattern::Literal { text: text.to_string(), case_insensitive: false, regex: rx::escape(text) },
+        ));
+        self.term_ids.insert(key, id);
+        id
+    }
+
+    fn set_term(&mut self, all: Vec<String>, none: Vec<String>, name: &str) -> TerminalId {
+        let key = (false, all.clone(), none.clone());
+        if let Some(&t) = self.term_ids.get(&key) {
+            return t;
+        }
+        let id = TerminalId::new(self.terms.len());
+        let name = format!("{}{}_{}", self.prefix, name, self.terms.len());
+        self.terms.push(TerminalDef::new(name, TerminalPattern::Set { all, none }));
+        self.term_ids.insert(key, id);
+        id
+    }
+
+    fn nonempty(&mut self, all: &[String], none: &[String]) -> Result<bool> {
+        let key = (all.to_vec(), none.to_vec());
+        if let Some(&b) = self.nonempty.get(&key) {
+            return Ok(b);
+        }
+        let b = rx::set_nonempty(all, none).map_err(|e| err!(Limit, "JSON Schema: {e}"))?;
+        self.nonempty.insert(key, b);
+        Ok(b)
+    }
+
+    fn nt(&mut self, key: Key) -> Result<NonterminalId> {
+        if let Some(&n) = self.memo.get(&key) {
+            return Ok(n);
+        }
+        if self.nts.len() >= MAX_NONTERMINALS {
+            return Err(err!(Limit, "JSON Schema: the grammar needs more than {MAX_NONTERMINALS} nonterminals"));
+        }
+        let id = NonterminalId::new(self.nts.len());
+        let name = match &key {
+            Key::Top => format!("{}start", self.prefix),
+            Key::Val(..) => format!("{}value_{}", self.prefix, id.0),
+            Key::Obj { .. } => format!("{}object_{}", self.prefix, id.0),
+            Key::Arr { .. } => format!("{}array_{}", self.prefix, id.0),
+        };
+        self.nts.push(NonterminalDef { name, span: Span::default() });
+        self.memo.insert(key.clone(), id);
+        self.work.push((key, id));
+        Ok(id)
+    }
+
+    fn rule(&mut self, lhs: NonterminalId, rhs: Vec<Symbol>) -> Result<()> {
+        if self.rules.len() >= MAX_RULES {
+            return Err(err!(Limit, "JSON Schema: the grammar needs more than {MAX_RULES} rules"));
+        }
+        self.rules.push(Rule::new(lhs, rhs, Span::default()));
+        Ok(())
+    }
+
+    fn merged(&mut self, c: ConjId) -> Result<Rc<Merged<'a>>> {
+        self.ir.merged(c)
+    }
+
+    fn scalar_of(&mut self, c: ConjId) -> Result<Rc<ScalarLang>> {
+        if let Some(s) = self.scalar.get(&c) {
+            return Ok(s.clone());
+        }
+        let s = Rc::new(scalar_lang(self.ir, c)?);
+        self.scalar.insert(c, s.clone());
+        Ok(s)
+    }
+
+    fn dnf(&mut self, s: &Set) -> Result<List> {
+        let d = self.ir.dnf(s)?;
+        Ok(Rc::from(d.as_slice()))
+    }
+
+    /// Builds the grammar of `root` (a set of nodes).
+    pub fn run(mut self, root: &Set) -> Result<Cfg> {
+        let list = self.dnf(root)?;
+        let top = self.nt(Key::Top)?;
+        let v = self.nt(Key::Val(list.clone(), Target::Any))?;
+        let (lead, trail) = (self.st().lead, self.st().trail);
+        let mut alts = vec![vec![Symbol::N(v)]];
+        if let (Some(l), Some(t)) = (lead, trail) {
+            alts = vec![
+                vec![Symbol::N(v)],
+                vec![Symbol::T(l), Symbol::N(v)],
+                vec![Symbol::N(v), Symbol::T(t)],
+                vec![Symbol::T(l), Symbol::N(v), Symbol::T(t)],
+            ];
+        }
+        for a in alts {
+            self.rule(top, a)?;
+        }
+        while let Some((key, id)) = self.work.pop() {
+            match key {
+                Key::Top => {}
+                Key::Val(list, target) => self.expand_val(id, &list, &target)?,
+                Key::Obj { list, st, target, first } => self.expand_obj(id, &list, &st, &target, first)?,
+                Key::Arr { list, st, target, first } => self.expand_arr(id, &list, &st, &target, first)?,
+            }
+        }
+        self.finish(top)
+    }
+
+    fn expand_val(&mut self, id: NonterminalId, list: &List, target: &Target) -> Result<()> {
+        // Scalars.
+        if let Some(t) = self.scalar_term(list, target)? {
+            self.rule(id, vec![Symbol::T(t)])?;
+        }
+        let mut types = Vec::new();
+        for &c in list.iter() {
+            types.push(self.merged(c)?.gen_types());
+        }
+        let admits = |bit: u8| -> Option<Vec<bool>> {
+            let v: Vec<bool> = types.iter().map(|t| t & bit != 0).collect();
+            match target {
+                Target::Any => v.iter().any(|&b| b).then_some(v),
+                Target::Exact(s) => (0..list.len()).all(|i| s >> i & 1 == 0 || v[i]).then_some(v),
+            }
+        };
+        if let Some(v) = admits(T_OBJ) {
+            let st: Vec<Option<(u32, u32)>> = v.iter().map(|&b| b.then_some((0, 0))).collect();
+            if let Some(e) = self.st().empty_o {
+                if self.obj_accepts(list, &st, target)? {
+                    self.rule(id, vec![Symbol::T(e)])?;
+                }
+            }
+            let body = self.nt(Key::Obj { list: list.clone(), st, target: target.clone(), first: true })?;
+            let open = self.st().open_o;
+            self.rule(id, vec![Symbol::T(open), Symbol::N(body)])?;
+        }
+        if let Some(v) = admits(T_ARR) {
+            let st: Vec<Option<u32>> = v.iter().map(|&b| b.then_some(0)).collect();
+            if let Some(e) = self.st().empty_a {
+                if self.arr_accepts(list, &st, target)? {
+                    self.rule(id, vec![Symbol::T(e)])?;
+                }
+            }
+            let body = self.nt(Key::Arr { list: list.clone(), st, target: target.clone(), first: true })?;
+            let open = self.st().open_a;
+            self.rule(id, vec![Symbol::T(open), Symbol::N(body)])?;
+        }
+        Ok(())
+    }
+
+    /// The scalar terminal of a value position (`None`: no scalar).
+    fn scalar_term(&mut self, list: &List, target: &Target) -> Result<Option<TerminalId>> {
+        let mut langs = Vec::new();
+        for &c in list.iter() {
+            langs.push(self.scalar_of(c)?);
+        }
+        match target {
+            Target::Any => {
+                let ls: Vec<&ScalarLang> = langs.iter().map(|l| l.as_ref()).filter(|l| !l.is_empty()).collect();
+                if ls.is_empty() {
+                    return Ok(None);
+                }
+                // Finite: literal texts.
+                if ls.iter().all(|l| l.literals().is_some()) {
+                    let mut texts: Vec<String> = ls.iter().flat_map(|l| l.literals().unwrap_or_default()).collect();
+                    texts.sort();
+                    texts.dedup();
+                    if texts.len() == 1 {
+                        return Ok(Some(self.literal(&texts[0])));
+                    }
+                    let alt = format!("(?:{})", texts.iter().map(|t| rx::escape(t)).collect::<Vec<_>>().join("|"));
+                    return Ok(Some(self.set_term(vec![alt], vec![], "SCALAR")));
+                }
+                let mut domains: Vec<Vec<String>> = Vec::new();
+                let lits: Vec<(&str, bool)> = vec![("null", ls.iter().any(|l| l.null)), ("true", ls.iter().any(|l| l.t)), ("false", ls.iter().any(|l| l.f))];
+                for (t, on) in lits {
+                    if on {
+                        domains.push(vec![t.to_string()]);
+                    }
+                }
+                let nums: Vec<&Vec<String>> = ls.iter().filter_map(|l| l.num.as_ref()).collect();
+                if !nums.is_empty() {
+                    let u = cnf_union(&nums, super::numbers::ANY_NUMBER, 32)
+                        .ok_or_else(|| err!(Limit, "JSON Schema: union of number constraints too large at {}", self.ptr_of(list)))?;
+                    domains.push(u);
+                }
+                let strs: Vec<&Vec<String>> = ls.iter().filter_map(|l| l.str.as_ref()).collect();
+                if !strs.is_empty() {
+                    let u = cnf_union(&strs, rx::ANY_STRING, 32)
+                        .ok_or_else(|| err!(Limit, "JSON Schema: union of string constraints too large at {}", self.ptr_of(list)))?;
+                    domains.push(u);
+                }
+                let all = pad(&domains);
+                let known = [rx::ANY_STRING, super::numbers::ANY_NUMBER, super::numbers::ANY_INTEGER, "null", "true", "false"];
+                if domains.iter().any(|d| d.len() > 1 || !known.contains(&d[0].as_str())) && !self.nonempty(&all, &[])? {
+                    return Ok(None);
+                }
+                Ok(Some(self.set_term(all, vec![], "SCALAR")))
+            }
+            Target::Exact(s) => {
+                // Values satisfying exactly the members in s.
+                let ins: Vec<&ScalarLang> = (0..list.len()).filter(|i| s >> i & 1 == 1).map(|i| langs[i].as_ref()).collect();
+                let outs: Vec<&ScalarLang> = (0..list.len()).filter(|i| s >> i & 1 == 0).map(|i| langs[i].as_ref()).collect();
+                let mut domains: Vec<Vec<String>> = Vec::new();
+                for (t, f) in [("null", (|l: &ScalarLang| l.null) as fn(&ScalarLang) -> bool), ("true", |l| l.t), ("false", |l| l.f)] {
+                    if ins.iter().all(|l| f(l)) && !outs.iter().any(|l| f(l)) {
+                        domains.push(vec![t.to_string()]);
+                    }
+                }
+                let mut none = Vec::new();
+                for (get, name) in [(0usize, "number"), (1, "string")] {
+                    let pick = |l: &ScalarLang| if get == 0 { l.num.clone() } else { l.str.clone() };
+                    let mut inter: Vec<String> = Vec::new();
+                    let mut ok = true;
+                    for l in &ins {
+                        match pick(l) {
+                            Some(v) => {
+                                for r in v {
+                                    if !inter.contains(&r) {
+                                        inter.push(r);
+                                    }
+                                }
+                            }
+                            None => ok = false,
+                        }
+                    }
+                    if !ok || inter.is_empty() {
+                        continue;
+                    }
+                    for l in &outs {
+                        if let Some(v) = pick(l) {
+                            if v.len() != 1 {
+                                return Err(err!(
+                                    Grammar,
+                                    "JSON Schema: unsupported keyword `anyOf` at {}: overlapping {name} alternatives with several constraints each cannot be told apart",
+                                    self.ptr_of(list)
+                                ));
+                            }
+                            none.push(v[0].clone());
+                        }
+                    }
+                    domains.push(inter);
+                }
+                if domains.is_empty() {
+                    return Ok(None);
+                }
+                let all = pad(&domains);
+                if !self.nonempty(&all, &none)? {
+                    return Ok(None);
+                }
+                Ok(Some(self.set_term(all, none, "SCALAR")))
+            }
+        }
+    }
+
+    fn ptr_of(&self, list: &List) -> String {
+        list.first().map(|&c| self.ir.conj_set(c).first().map(|&l| self.ir.ptr(l).to_string()).unwrap_or_else(|| "#".into())).unwrap_or_else(|| "#".into())
+    }
+
+    fn obj_info(&mut self, c: ConjId) -> Result<Rc<ObjInfo>> {
+        if let Some(i) = self.obj_info.get(&c) {
+            return Ok(i.clone());
+        }
+        let m = self.merged(c)?;
+        let mut keys: Vec<String> = Vec::new();
+        for part in &m.obj {
+            for (k, _) in &part.props {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        for r in &m.required {
+            if !keys.contains(r) {
+                keys.push(r.clone());
+            }
+        }
+        let n = keys.len();
+        let mut req_from = vec![false; n + 1];
+        for j in (0..n).rev() {
+            req_from[j] = req_from[j + 1] || m.required.contains(&keys[j]);
+        }
+        let cap = m.min_props.max(m.max_props.unwrap_or(0));
+        if cap > MAX_UNROLL {
+            return Err(err!(Limit, "JSON Schema: minProperties/maxProperties {cap} at {} exceeds the limit of {MAX_UNROLL}", m.ptr));
+        }
+        let req = keys.iter().map(|k| m.required.contains(k)).collect();
+        let info = Rc::new(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32 });
+        self.obj_info.insert(c, info.clone());
+        Ok(info)
+    }
+
+    fn arr_info(&mut self, c: ConjId) -> Result<Rc<ArrInfo>> {
+        if let Some(i) = self.arr_info.get(&c) {
+            return Ok(i.clone());
+        }
+        let m = self.merged(c)?;
+        let prefix = m.arr.iter().map(|p| p.prefix.len() as u64).max().unwrap_or(0);
+        let cap = match m.max_items {
+            Some(x) => x,
+            None => prefix.max(m.min_items),
+        };
+        if cap > MAX_UNROLL {
+            return Err(err!(Limit, "JSON Schema: minItems/maxItems/prefixItems {cap} at {} exceeds the limit of {MAX_UNROLL}", m.ptr));
+        }
+        let info = Rc::new(ArrInfo { min: m.min_items, max: m.max_items, cap: cap as u32 });
+        self.arr_info.insert(c, info.clone());
+        Ok(info)
+    }
+
+    fn obj_step(info: &ObjInfo, (j, cnt): (u32, u32), kind: &Kind) -> Option<(u32, u32)> {
+        if info.max.is_some_and(|m| cnt as u64 + 1 > m) {
+            return None;
+        }
+        let cnt2 = (cnt + 1).min(info.cap);
+        let n = info.keys.len() as u32;
+        match *kind {
+            Kind::Declared(jj) => {
+                if jj < j || j >= n {
+                    return None;
+                }
+                if (j..jj).any(|x| info.req[x as usize]) {
+                    return None;
+                }
+                Some((jj + 1, cnt2))
+            }
+            Kind::Extra => (!info.req_from[j as usize]).then_some((n, cnt2)),
+        }
+    }
+
+    fn obj_accepts(&mut self, list: &List, st: &[Option<(u32, u32)>], target: &Target) -> Result<bool> {
+        let mut acc = 0u64;
+        for (i, s) in st.iter().enumerate() {
+            if let Some((j, cnt)) = *s {
+                let info = self.obj_info(list[i])?;
+                if !info.req_from[j as usize] && cnt as u64 >= info.min {
+                    acc |= 1 << i;
+                }
+            }
+        }
+        Ok(match target {
+            Target::Any => acc != 0,
+            Target::Exact(s) => acc == *s,
+        })
+    }
+
+    fn arr_accepts(&mut self, list: &List, st: &[Option<u32>], target: &Target) -> Result<bool> {
+        let mut acc = 0u64;
+        for (i, s) in st.iter().enumerate() {
+            if let Some(p) = *s {
+                if p as u64 >= self.arr_info(list[i])?.min {
+                    acc |= 1 << i;
+                }
+            }
+        }
+        Ok(match target {
+            Target::Any => acc != 0,
+            Target::Exact(s) => acc == *s,
+        })
+    }
+
+    /// The key classes of an object product over `list`.
+    fn key_classes(&mut self, list: &List) -> Result<Rc<Vec<KeyClass>>> {
+        if let Some(k) = self.classes.get(list) {
+            return Ok(k.clone());
+        }
+        let mut ms = Vec::new();
+        let mut infos = Vec::new();
+        for &c in list.iter() {
+            let m = self.merged(c)?;
+            infos.push(if m.gen_types() & T_OBJ != 0 { Some(self.obj_info(c)?) } else { None });
+            ms.push(m);
+        }
+        let mut lits: Vec<String> = Vec::new();
+        let mut patterns: Vec<(String, String)> = Vec::new();
+        for (i, m) in ms.iter().enumerate() {
+            if let Some(info) = &infos[i] {
+                for k in &info.keys {
+                    if !lits.contains(k) {
+                        lits.push(k.clone());
+                    }
+                }
+                for part in &m.obj {
+                    for (p, l) in &part.patterns {
+                        if !patterns.iter().any(|(q, _)| q == p) {
+                            patterns.push((p.clone(), self.ir.ptr(*l).to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for k in &lits {
+            let mut per = Vec::new();
+            for (i, m) in ms.iter().enumerate() {
+                per.push(match &infos[i] {
+                    None => None,
+                    Some(info) => {
+                        let v = self.ir.key_value(m, k)?;
+                        if self.ir.is_false(&v) {
+                            None
+                        } else {
+                            let kind = match info.keys.iter().position(|x| x == k) {
+                                Some(j) => Kind::Declared(j as u32),
+                                None => Kind::Extra,
+                            };
+                            Some((kind, v))
+                        }
+                    }
+                });
+            }
+            if per.iter().any(|p| p.is_some()) {
+                let term = self.literal(&rx::quote(k));
+                out.push(KeyClass { term, per });
+            }
+        }
+        // Keys that are not declared anywhere: classified by the patterns they match.
+        if patterns.len() > MAX_KEY_PATTERNS {
+            return Err(err!(Limit, "JSON Schema: more than {MAX_KEY_PATTERNS} distinct patternProperties in one object at {}", self.ptr_of(list)));
+        }
+        let mut pat_rx = Vec::new();
+        for (p, ptr) in &patterns {
+            pat_rx.push(rx::pattern_string_regex(p).map_err(|e| err!(Regex, "JSON Schema: patternProperties {p:?} at {ptr}: {e}"))?);
+        }
+        let any_key = format!("\"{}*\"", rx::CHAR);
+        let lit_alt = (!lits.is_empty()).then(|| format!("(?:{})", lits.iter().map(|k| rx::escape(&rx::quote(k))).collect::<Vec<_>>().join("|")));
+        for sub in 0..(1u64 << patterns.len()) {
+            let mut all = vec![any_key.clone()];
+            let mut none: Vec<String> = lit_alt.iter().cloned().collect();
+            for (pi, r) in pat_rx.iter().enumerate() {
+                if sub >> pi & 1 == 1 {
+                    all.push(r.clone());
+                } else {
+                    none.push(r.clone());
+                }
+            }
+            let mut per = Vec::new();
+            for (i, m) in ms.iter().enumerate() {
+                per.push(match &infos[i] {
+                    None => None,
+                    Some(_) => {
+                        let mut v: Vec<Loc> = Vec::new();
+                        for part in &m.obj {
+                            let hits: Vec<Loc> = part
+                                .patterns
+                                .iter()
+                                .filter(|(p, _)| patterns.iter().position(|(q, _)| q == p).is_some_and(|pi| sub >> pi & 1 == 1))
+                                .map(|(_, l)| *l)
+                                .collect();
+                            if hits.is_empty() {
+                                v.extend(part.additional);
+                            } else {
+                                v.extend(hits);
+                            }
+                        }
+                        v.sort_unstable();
+                        v.dedup();
+                        (!self.ir.is_false(&v)).then_some((Kind::Extra, v))
+                    }
+                });
+            }
+            if per.iter().all(|p| p.is_none()) {
+                continue;
+            }
+            if (sub != 0 || !none.is_empty() && patterns.len() > 0) && !self.nonempty(&all, &none)? {
+                continue;
+            }
+            let term = self.set_term(all, none, "KEY");
+            out.push(KeyClass { term, per });
+        }
+        let rc = Rc::new(out);
+        self.classes.insert(list.clone(), rc.clone());
+        Ok(rc)
+    }
+
+    /// The value alternatives after a key/item: (value nonterminal, survivors).
+    /// `cands`: (member index, value schema).
+    fn value_alts(&mut self, list: &List, cands: &[(usize, Set)]) -> Result<Vec<(NonterminalId, u64)>> {
+        let first = &cands[0].1;
+        if cands.iter().all(|(_, v)| v == first) {
+            let l = self.dnf(first)?;
+            let all: u64 = cands.iter().fold(0, |a, (i, _)| a | 1 << i);
+            return Ok(vec![(self.nt(Key::Val(l, Target::Any))?, all)]);
+        }
+        let mut dnfs = Vec::new();
+        let mut lx: Vec<ConjId> = Vec::new();
+        for (_, v) in cands {
+            let d = self.dnf(v)?;
+            for &c in d.iter() {
+                if !lx.contains(&c) {
+                    lx.push(c);
+                }
+            }
+            dnfs.push(d);
+        }
+        lx.sort_unstable();
+        if lx.len() > MAX_OVERLAP {
+            return Err(err!(
+                Grammar,
+                "JSON Schema: unsupported keyword `anyOf` at {}: more than {MAX_OVERLAP} overlapping alternatives for one property or item",
+                self.ptr_of(list)
+            ));
+        }
+        let lx: List = Rc::from(lx.as_slice());
+        let mut out = Vec::new();
+        for s in bits(lx.len()) {
+            let mut surv = 0u64;
+            for (k, (i, _)) in cands.iter().enumerate() {
+                if dnfs[k].iter().any(|c| lx.iter().position(|x| x == c).is_some_and(|p| s >> p & 1 == 1)) {
+                    surv |= 1 << i;
+                }
+            }
+            if surv == 0 {
+                continue;
+            }
+            out.push((self.nt(Key::Val(lx.clone(), Target::Exact(s)))?, surv));
+        }
+        Ok(out)
+    }
+
+    fn expand_obj(&mut self, id: NonterminalId, list: &List, st: &[Option<(u32, u32)>], target: &Target, first: bool) -> Result<()> {
+        let (close, comma, colon) = (self.st().close_o, self.st().comma, self.st().colon);
+        if (!first || self.st().empty_o.is_none()) && self.obj_accepts(list, st, target)? {
+            self.rule(id, vec![Symbol::T(close)])?;
+        }
+        let classes = self.key_classes(list)?;
+        for cl in classes.iter() {
+            let mut cands = Vec::new();
+            let mut nexts = Vec::new();
+            for (i, s) in st.iter().enumerate() {
+                let (Some(s), Some((kind, v))) = (s, &cl.per[i]) else { continue };
+                let info = self.obj_info(list[i])?;
+                if let Some(n) = Self::obj_step(&info, *s, kind) {
+                    cands.push((i, v.clone()));
+                    nexts.push((i, n));
+                }
+            }
+            if cands.is_empty() {
+                continue;
+            }
+            for (vnt, surv) in self.value_alts(list, &cands)? {
+                let mut st2: Vec<Option<(u32, u32)>> = vec![None; st.len()];
+                for &(i, n) in &nexts {
+                    if surv >> i & 1 == 1 {
+                        st2[i] = Some(n);
+                    }
+                }
+                if let Target::Exact(t) = target {
+                    if (0..st.len()).any(|i| t >> i & 1 == 1 && st2[i].is_none()) {
+                        continue;
+                    }
+                }
+                let rest = self.nt(Key::Obj { list: list.clone(), st: st2, target: target.clone(), first: false })?;
+                let mut rhs = Vec::new();
+                if !first {
+                    rhs.push(Symbol::T(comma));
+                }
+                rhs.extend([Symbol::T(cl.term), Symbol::T(colon), Symbol::N(vnt), Symbol::N(rest)]);
+                self.rule(id, rhs)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn expand_arr(&mut self, id: NonterminalId, list: &List, st: &[Option<u32>], target: &Target, first: bool) -> Result<()> {
+        let (close, comma) = (self.st().close_a, self.st().comma);
+        if (!first || self.st().empty_a.is_none()) && self.arr_accepts(list, st, target)? {
+            self.rule(id, vec![Symbol::T(close)])?;
+        }
+        let mut cands = Vec::new();
+        let mut nexts = Vec::new();
+        for (i, s) in st.iter().enumerate() {
+            let Some(p) = *s else { continue };
+            let info = self.arr_info(list[i])?;
+            if info.max.is_some_and(|m| p as u64 >= m) {
+                continue;
+            }
+            let m = self.merged(list[i])?;
+            let v = self.ir.item_value(&m, p as usize);
+            if self.ir.is_false(&v) {
+                continue;
+            }
+            cands.push((i, v));
+            nexts.push((i, (p + 1).min(info.cap)));
+        }
+        if cands.is_empty() {
+            return Ok(());
+        }
+        for (vnt, surv) in self.value_alts(list, &cands)? {
+            let mut st2: Vec<Option<u32>> = vec![None; st.len()];
+            for &(i, n) in &nexts {
+                if surv >> i & 1 == 1 {
+                    st2[i] = Some(n);
+                }
+            }
+            if let Target::Exact(t) = target {
+                if (0..st.len()).any(|i| t >> i & 1 == 1 && st2[i].is_none()) {
+                    continue;
+                }
+            }
+            let rest = self.nt(Key::Arr { list: list.clone(), st: st2, target: target.clone(), first: false })?;
+            let mut rhs = Vec::new();
+            if !first {
+                rhs.push(Symbol::T(comma));
+            }
+            rhs.extend([Symbol::N(vnt), Symbol::N(rest)]);
+            self.rule(id, rhs)?;
+        }
+        Ok(())
+    }
+
+    /// Removes unproductive and unreachable symbols; renumbers.
+    fn finish(self, top: NonterminalId) -> Result<Cfg> {
+        let nn = self.nts.len();
+        let mut productive = vec![false; nn];
+        loop {
+            let mut changed = false;
+            for r in &self.rules {
+                if !productive[r.lhs.index()] && r.rhs.iter().all(|s| match s {
+                    Symbol::T(_) => true,
+                    Symbol::N(n) => productive[n.index()],
+                }) {
+                    productive[r.lhs.index()] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        if !productive[top.index()] {
+            return Err(err!(Grammar, "JSON Schema: the schema is unsatisfiable (no value is valid)"));
+        }
+        let good = |r: &Rule| {
+            productive[r.lhs.index()]
+                && r.rhs.iter().all(|s| match s {
+                    Symbol::T(_) => true,
+                    Symbol::N(n) => productive[n.index()],
+                })
+        };
+        let rules: Vec<&Rule> = self.rules.iter().filter(|r| good(r)).collect();
+        // Reachability.
+        let mut by_lhs: Vec<Vec<&Rule>> = vec![Vec::new(); nn];
+        for r in &rules {
+            by_lhs[r.lhs.index()].push(r);
+        }
+        let mut reach = vec![false; nn];
+        let mut stack = vec![top];
+        reach[top.index()] = true;
+        let mut used_t = vec![false; self.terms.len()];
+        while let Some(n) = stack.pop() {
+            for r in &by_lhs[n.index()] {
+                for s in &r.rhs {
+                    match *s {
+                        Symbol::T(t) => used_t[t.index()] = true,
+                        Symbol::N(m) => {
+                            if !reach[m.index()] {
+                                reach[m.index()] = true;
+                                stack.push(m);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut nt_map = vec![None; nn];
+        let mut nonterminals = Vec::new();
+        // start first
+        let mut order: Vec<usize> = vec![top.index()];
+        order.extend((0..nn).filter(|&i| i != top.index() && reach[i]));
+        for i in order {
+            nt_map[i] = Some(NonterminalId::new(nonterminals.len()));
+            nonterminals.push(self.nts[i].clone());
+        }
+        let mut t_map = vec![None; self.terms.len()];
+        let mut terminals = Vec::new();
+        for (i, t) in self.terms.iter().enumerate() {
+            if used_t[i] {
+                t_map[i] = Some(TerminalId::new(terminals.len()));
+                terminals.push(t.clone());
+            }
+        }
+        let mut out_rules = Vec::new();
+        for r in rules {
+            let Some(lhs) = nt_map[r.lhs.index()] else { continue };
+            let rhs = r
+                .rhs
+                .iter()
+                .map(|s| match *s {
+                    Symbol::T(t) => Symbol::T(t_map[t.index()].expect("used terminal")),
+                    Symbol::N(n) => Symbol::N(nt_map[n.index()].expect("reachable")),
+                })
+                .collect();
+            out_rules.push(Rule::new(lhs, rhs, Span::default()));
+        }
+        // Start rules first (stable order otherwise).
+        out_rules.sort_by_key(|r: &Rule| r.lhs.0 != 0);
+        Ok(Cfg {
+            terminals,
+            nonterminals,
+            rules: out_rules,
+            start: NonterminalId::new(0),
+            indent: None,
+            lexer: LexerMode::LongestAll,
+        })
+    }
+}
+
+/// Pads per-domain intersection lists into one intersection over the union
+/// of the (disjoint) domains: the k-th regex is the alternation of every
+/// domain's k-th regex (or its first when it has fewer).
+fn pad(domains: &[Vec<String>]) -> Vec<String> {
+    let n = domains.iter().map(|d| d.len()).max().unwrap_or(0);
+    (0..n)
+        .map(|k| {
+            let alts: Vec<&str> = domains.iter().map(|d| d.get(k).unwrap_or(&d[0]).as_str()).collect();
+            if alts.len() == 1 {
+                alts[0].to_string()
+            } else {
+                format!("(?:{})", alts.join("|"))
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,941 @@
+//! Schema normalization: the raw schema (JSON) → *conjunctions* of schema
+//! nodes, merged into per-type constraints ([`Merged`]).
+//!
+//! A node is a subschema (by JSON pointer) or a constant (from `enum` /
+//! `const`). A conjunction is a set of nodes that a value must all satisfy:
+//! `allOf` members and `$ref` targets join the set; `anyOf`/`oneOf` are
+//! distributed into a union of conjunctions (DNF, [`Ir::dnf`]). Child schemas
+//! (properties, items) are sets of nodes too, so `allOf` of two objects merges
+//! their property schemas lazily, which also makes recursion terminate.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::numbers::{Bounds, Dec};
+use super::SchemaOptions;
+use crate::{err, Result};
+
+pub type Loc = u32;
+pub type ConjId = u32;
+
+/// Type bits.
+pub const T_NULL: u8 = 1;
+pub const T_BOOL: u8 = 2;
+pub const T_INT: u8 = 4;
+/// Non-integer numbers (`number` = T_INT | T_FRAC).
+pub const T_FRAC: u8 = 8;
+pub const T_STR: u8 = 16;
+pub const T_ARR: u8 = 32;
+pub const T_OBJ: u8 = 64;
+pub const T_ALL: u8 = 127;
+
+/// Schema draft, from `$schema` (default 2020-12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Draft {
+    D4,
+    D6,
+    D7,
+    D2019,
+    D2020,
+}
+
+#[derive(Clone, Debug)]
+pub enum Node<'a> {
+    Schema { v: &'a Value, ptr: String },
+    /// A constant value (from `const` / `enum`).
+    Const { v: &'a Value, ptr: String },
+    False { ptr: String },
+}
+
+/// A set of nodes (sorted, distinct): all must hold. Empty = `true`.
+pub type Set = Vec<Loc>;
+
+/// One object constraint part (of one conjunct).
+#[derive(Clone, Debug, Default)]
+pub struct ObjPart {
+    pub props: Vec<(String, Loc)>,
+    pub patterns: Vec<(String, Loc)>,
+    /// `None` = any value (`true`).
+    pub additional: Option<Loc>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ArrPart {
+    pub prefix: Vec<Loc>,
+    /// `None` = any value.
+    pub rest: Option<Loc>,
+}
+
+/// A conjunction's constraints, merged.
+#[derive(Clone, Debug)]
+pub struct Merged<'a> {
+    pub types: u8,
+    /// Intersection of the `enum`/`const` sets (None: no enum).
+    pub consts: Option<Vec<&'a Value>>,
+    pub bounds: Bounds,
+    pub multiple_of: Vec<(Dec, String)>,
+    pub min_len: u64,
+    pub max_len: Option<u64>,
+    /// (ECMA pattern, pointer)
+    pub patterns: Vec<(String, String)>,
+    /// (format value regex, pointer)
+    pub formats: Vec<(String, String)>,
+    pub arr: Vec<ArrPart>,
+    pub min_items: u64,
+    pub max_items: Option<u64>,
+    pub obj: Vec<ObjPart>,
+    pub required: Vec<String>,
+    pub min_props: u64,
+    pub max_props: Option<u64>,
+    /// A structured (object/array) constant is in the conjunction: objects
+    /// and arrays are allowed although `consts` is set.
+    pub struct_const: bool,
+    /// Pointer of the first node (messages).
+    pub ptr: String,
+}
+
+impl Merged<'_> {
+    /// The types a value of this conjunction may have, `enum`/`const` taken
+    /// into account (structured enum values count: they become alternatives).
+    pub fn eff_types(&self) -> u8 {
+        self.types_with(true)
+    }
+    /// The types the generator produces for this conjunction itself
+    /// (structured enum values only through their own const alternatives).
+    pub fn gen_types(&self) -> u8 {
+        self.types_with(self.struct_const)
+    }
+    fn types_with(&self, structs: bool) -> u8 {
+        match &self.consts {
+            None => self.types,
+            Some(c) => {
+                let mut t = 0;
+                for v in c {
+                    t |= match v {
+                        Value::Null => T_NULL,
+                        Value::Bool(_) => T_BOOL,
+                        Value::Number(_) => T_INT | T_FRAC,
+                        Value::String(_) => T_STR,
+                        Value::Array(_) if structs => T_ARR,
+                        Value::Object(_) if structs => T_OBJ,
+                        _ => 0,
+                    };
+                }
+                if self.struct_const {
+                    t |= T_ARR | T_OBJ;
+                }
+                self.types & t
+            }
+        }
+    }
+    pub fn unsat(&self) -> bool {
+        self.eff_types() == 0
+            || self.max_len.is_some_and(|m| m < self.min_len)
+            || self.max_items.is_some_and(|m| m < self.min_items)
+            || self.max_props.is_some_and(|m| m < self.min_props)
+            || self.consts.as_ref().is_some_and(|c| c.is_empty())
+    }
+}
+
+/// Keywords that are annotations or containers: ignored.
+const IGNORED: &[&str] = &[
+    "title", "description", "default", "examples", "$comment", "$schema", "$id", "id", "$anchor", "$dynamicAnchor",
+    "$recursiveAnchor", "$defs", "definitions", "deprecated", "readOnly", "writeOnly", "contentMediaType",
+    "contentEncoding", "contentSchema", "$vocabulary", "format", "nullable", "discriminator",
+];
+
+/// Known keywords that change validity and are not enforced.
+const UNSUPPORTED: &[&str] = &[
+    "not", "if", "then", "else", "contains", "minContains", "maxContains", "dependentSchemas", "dependentRequired",
+    "dependencies", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
+];
+
+/// Limits (documented in docs/structured-output.md).
+pub const MAX_NODES: usize = 100_000;
+pub const MAX_CONJS: usize = 20_000;
+pub const MAX_DNF: usize = 256;
+pub const MAX_ENUM: usize = 10_000;
+
+pub struct Ir<'a> {
+    pub root: &'a Value,
+    pub draft: Draft,
+    pub opts: SchemaOptions,
+    pub nodes: Vec<Node<'a>>,
+    node_ids: HashMap<(usize, bool), Loc>,
+    conjs: Vec<Set>,
+    conj_ids: HashMap<Set, ConjId>,
+    merged: Vec<Option<std::rc::Rc<Merged<'a>>>>,
+    dnf_memo: HashMap<Set, std::rc::Rc<Vec<ConjId>>>,
+    pub warnings: Vec<String>,
+    anchors: HashMap<String, &'a Value>,
+    pointers: HashMap<usize, String>,
+    pub false_loc: Loc,
+    /// Value-level search DFAs of patternProperties patterns.
+    key_dfas: HashMap<String, std::rc::Rc<super::rx::Dfa>>,
+}
+
+fn escape_ptr(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+impl<'a> Ir<'a> {
+    pub fn new(root: &'a Value, opts: SchemaOptions) -> Result<Ir<'a>> {
+        let draft = match root.get("$schema").and_then(|s| s.as_str()) {
+            Some(s) if s.contains("draft-04") => Draft::D4,
+            Some(s) if s.contains("draft-06") => Draft::D6,
+            Some(s) if s.contains("draft-07") => Draft::D7,
+            Some(s) if s.contains("2019-09") => Draft::D2019,
+            _ => Draft::D2020,
+        };
+        let mut ir = Ir {
+            root,
+            draft,
+            opts,
+            nodes: Vec::new(),
+            node_ids: HashMap::new(),
+            conjs: Vec::new(),
+            conj_ids: HashMap::new(),
+            merged: Vec::new(),
+            dnf_memo: HashMap::new(),
+            warnings: Vec::new(),
+            anchors: HashMap::new(),
+            pointers: HashMap::new(),
+            false_loc: 0,
+            key_dfas: HashMap::new(),
+        };
+        ir.false_loc = ir.nodes.len() as Loc;
+        ir.nodes.push(Node::False { ptr: "#".into() });
+        ir.index(root, "#".to_string(), 0)?;
+        Ok(ir)
+    }
+
+    /// Records the pointer of every subschema-like value and the `$anchor`s.
+    fn index(&mut self, v: &'a Value, ptr: String, depth: usize) -> Result<()> {
+        if depth > 200 {
+            return Err(err!(Limit, "JSON Schema: nesting deeper than 200 levels at {ptr}"));
+        }
+        if self.pointers.len() > MAX_NODES {
+            return Err(err!(Limit, "JSON Schema: more than {MAX_NODES} subschemas"));
+        }
+        match v {
+            Value::Object(m) => {
+                self.pointers.entry(v as *const Value as usize).or_insert_with(|| ptr.clone());
+                for key in ["$anchor", "$dynamicAnchor"] {
+                    if let Some(Value::String(a)) = m.get(key) {
+                        self.anchors.entry(a.clone()).or_insert(v);
+                    }
+                }
+                if self.draft <= Draft::D7 {
+                    if let Some(Value::String(id)) = m.get("$id").or_else(|| m.get("id")) {
+                        if let Some(a) = id.strip_prefix('#') {
+                            self.anchors.entry(a.to_string()).or_insert(v);
+                        }
+                    }
+                }
+                for (k, c) in m {
+                    // Do not descend into constants.
+                    if k == "const" || k == "enum" || k == "default" || k == "examples" {
+                        continue;
+                    }
+                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1)?;
+                }
+            }
+            Value::Array(a) => {
+                self.pointers.entry(v as *const Value as usize).or_insert_with(|| ptr.clone());
+                for (i, c) in a.iter().enumerate() {
+                    self.index(c, format!("{ptr}/{i}"), depth + 1)?;
+                }
+            }
+            _ => {
+                self.pointers.entry(v as *const Value as usize).or_insert_with(|| ptr.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn ptr_of(&self, v: &Value) -> String {
+        self.pointers.get(&(v as *const Value as usize)).cloned().unwrap_or_else(|| "#".into())
+    }
+
+    /// The node of a subschema value.
+    pub fn schema_loc(&mut self, v: &'a Value) -> Result<Loc> {
+        let key = (v as *const Value as usize, false);
+        if let Some(&l) = self.node_ids.get(&key) {
+            return Ok(l);
+        }
+        if self.nodes.len() >= MAX_NODES {
+            return Err(err!(Limit, "JSON Schema: more than {MAX_NODES} schema nodes"));
+        }
+        let ptr = self.ptr_of(v);
+        let l = self.nodes.len() as Loc;
+        match v {
+            Value::Bool(false) => self.nodes.push(Node::False { ptr }),
+            Value::Bool(true) | Value::Object(_) => self.nodes.push(Node::Schema { v, ptr }),
+            _ => return Err(err!(Grammar, "JSON Schema: invalid schema at {ptr}: expected an object or a boolean, found {}", kind(v))),
+        }
+        self.node_ids.insert(key, l);
+        Ok(l)
+    }
+
+    pub fn const_loc(&mut self, v: &'a Value, ptr: String) -> Loc {
+        let key = (v as *const Value as usize, true);
+        if let Some(&l) = self.node_ids.get(&key) {
+            return l;
+        }
+        let l = self.nodes.len() as Loc;
+        self.nodes.push(Node::Const { v, ptr });
+        self.node_ids.insert(key, l);
+        l
+    }
+
+    pub fn ptr(&self, l: Loc) -> &str {
+        match &self.nodes[l as usize] {
+            Node::Schema { ptr, .. } | Node::Const { ptr, .. } | Node::False { ptr } => ptr,
+        }
+    }
+
+    /// An unsupported keyword: error, or (lenient) a warning.
+    fn unsupported(&mut self, what: &str, ptr: &str) -> Result<()> {
+        if self.opts.lenient {
+            self.warnings.push(format!("ignored {what} at {ptr}"));
+            Ok(())
+        } else {
+            Err(err!(Grammar, "JSON Schema: unsupported keyword `{what}` at {ptr} (it changes which values are valid and is not enforced; the lenient option ignores it)"))
+        }
+    }
+
+    /// Resolves a `$ref`.
+    fn resolve_ref(&mut self, r: &str, ptr: &str) -> Result<Loc> {
+        let frag = if let Some(f) = r.strip_prefix('#') {
+            f
+        } else {
+            // Same document by $id?
+            let id = self.root.get("$id").or_else(|| self.root.get("id")).and_then(|v| v.as_str());
+            match (r.split_once('#'), id) {
+                (Some((base, f)), Some(id)) if base == id.trim_end_matches('#') => f,
+                (None, Some(id)) if r == id.trim_end_matches('#') => "",
+                _ => {
+                    return Err(err!(Grammar, "JSON Schema: unsupported keyword `$ref` at {ptr}: remote reference {r:?} (only local references `#...` are supported)"))
+                }
+            }
+        };
+        let decoded = percent_decode(frag);
+        let target = if decoded.is_empty() {
+            Some(self.root)
+        } else if let Some(p) = decoded.strip_prefix('/') {
+            let mut cur = self.root;
+            let mut ok = true;
+            for tok in p.split('/') {
+                let tok = tok.replace("~1", "/").replace("~0", "~");
+                let next = match cur {
+                    Value::Object(m) => m.get(&tok),
+                    Value::Array(a) => tok.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                };
+                match next {
+                    Some(n) => cur = n,
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            ok.then_some(cur)
+        } else {
+            self.anchors.get(&decoded).copied()
+        };
+        match target {
+            Some(t) => self.schema_loc(t).map_err(|e| err!(Grammar, "JSON Schema: $ref {r:?} at {ptr}: {}", e.message())),
+            None => Err(err!(Grammar, "JSON Schema: unresolvable $ref {r:?} at {ptr}")),
+        }
+    }
+
+    /// The closure of a set under `allOf` and `$ref`.
+    fn close(&mut self, set: &[Loc]) -> Result<Set> {
+        let mut out: Vec<Loc> = Vec::new();
+        let mut stack: Vec<Loc> = set.to_vec();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(l) = stack.pop() {
+            if !seen.insert(l) {
+                continue;
+            }
+            out.push(l);
+            if seen.len() > MAX_NODES {
+                return Err(err!(Limit, "JSON Schema: allOf/$ref closure too large"));
+            }
+            let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else { continue };
+            if let Some(r) = m.get("$ref") {
+                let Some(r) = r.as_str() else { return Err(err!(Grammar, "JSON Schema: $ref at {ptr} must be a string")) };
+                let t = self.resolve_ref(r, &format!("{ptr}/$ref"))?;
+                stack.push(t);
+                if self.draft <= Draft::D7 {
+                    continue; // siblings of $ref are ignored before 2019-09
+                }
+            }
+            if let Some(a) = m.get("allOf") {
+                let Some(list) = a.as_array().filter(|l| !l.is_empty()) else {
+                    return Err(err!(Grammar, "JSON Schema: allOf at {ptr} must be a non-empty array"));
+                };
+                for s in list {
+                    stack.push(self.schema_loc(s)?);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn is_ref_only(&self, l: Loc) -> bool {
+        self.draft <= Draft::D7 && matches!(&self.nodes[l as usize], Node::Schema { v: Value::Object(m), .. } if m.contains_key("$ref"))
+    }
+
+    /// anyOf / oneOf groups of the nodes of a closed set: (owner, keyword, branches).
+    fn groups(&mut self, set: &[Loc]) -> Result<Vec<(Loc, &'static str, Vec<Loc>)>> {
+        let mut out = Vec::new();
+        for &l in set {
+            if self.is_ref_only(l) {
+                continue;
+            }
+            let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else { continue };
+            for kw in ["anyOf", "oneOf"] {
+                if let Some(a) = m.get(kw) {
+                    let Some(list) = a.as_array().filter(|l| !l.is_empty()) else {
+                        return Err(err!(Grammar, "JSON Schema: {kw} at {ptr} must be a non-empty array"));
+                    };
+                    let mut br = Vec::new();
+                    for s in list {
+                        br.push(self.schema_loc(s)?);
+                    }
+                    out.push((l, kw, br));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The union of conjunctions (DNF) equivalent to the set of nodes.
+    pub fn dnf(&mut self, set: &[Loc]) -> Result<std::rc::Rc<Vec<ConjId>>> {
+        if let Some(d) = self.dnf_memo.get(set) {
+            return Ok(d.clone());
+        }
+        let closed = self.close(set)?;
+        let mut out = Vec::new();
+        let mut consumed = Vec::new();
+        self.dnf_rec(closed, &mut consumed, &mut out, 0)?;
+        out.sort_unstable();
+        out.dedup();
+        let rc = std::rc::Rc::new(out);
+        self.dnf_memo.insert(set.to_vec(), rc.clone());
+        Ok(rc)
+    }
+
+    fn dnf_rec(&mut self, set: Set, consumed: &mut Vec<(Loc, &'static str)>, out: &mut Vec<ConjId>, depth: usize) -> Result<()> {
+        if depth > 64 {
+            return Err(err!(Limit, "JSON Schema: anyOf/oneOf nested more than 64 deep"));
+        }
+        let groups = self.groups(&set)?;
+        let next = groups.into_iter().find(|(o, k, _)| !consumed.contains(&(*o, *k)));
+        match next {
+            None => {
+                let c = self.conj(set.clone())?;
+                let m = self.merged(c)?;
+                if m.unsat() {
+                    return Ok(());
+                }
+                // Structured values of an enum become alternatives of their own.
+                let structs: Vec<&'a Value> = match (&m.consts, m.struct_const) {
+                    (Some(cs), false) => cs.iter().copied().filter(|v| v.is_object() || v.is_array()).collect(),
+                    _ => Vec::new(),
+                };
+                if m.gen_types() != 0 {
+                    out.push(c);
+                }
+                for (i, v) in structs.into_iter().enumerate() {
+                    let l = self.const_loc(v, format!("{}/enum/{i}", m.ptr));
+                    let mut s = set.clone();
+                    s.push(l);
+                    let c2 = self.conj(s)?;
+                    if !self.merged(c2)?.unsat() {
+                        out.push(c2);
+                    }
+                }
+                Ok(())
+            }
+            Some((owner, kw, branches)) => {
+                if kw == "oneOf" && branches.len() > 1 {
+                    self.check_one_of(owner, &branches)?;
+                }
+                consumed.push((owner, kw));
+                for b in branches {
+                    let mut s = set.clone();
+                    s.push(b);
+                    let s = self.close(&s)?;
+                    // Prune unsatisfiable partial conjunctions early.
+                    let c = self.conj(s.clone())?;
+                    if self.merged(c)?.unsat() {
+                        continue;
+                    }
+                    self.dnf_rec(s, consumed, out, depth + 1)?;
+                    if out.len() > MAX_DNF {
+                        return Err(err!(Limit, "JSON Schema: anyOf/oneOf at {} expands into more than {MAX_DNF} alternatives", self.ptr(owner)));
+                    }
+                }
+                consumed.pop();
+                Ok(())
+            }
+        }
+    }
+
+    /// oneOf is enforced as anyOf when its branches are pairwise disjoint.
+    fn check_one_of(&mut self, owner: Loc, branches: &[Loc]) -> Result<()> {
+        for i in 0..branches.len() {
+            for j in i + 1..branches.len() {
+                let a = self.dnf(&[branches[i]])?;
+                let b = self.dnf(&[branches[j]])?;
+                for &x in a.iter() {
+                    for &y in b.iter() {
+                        if !super::disjoint::disjoint(self, x, y, 3)? {
+                            let ptr = format!("{}/oneOf", self.ptr(owner));
+                            if self.opts.lenient {
+                                self.warnings.push(format!("oneOf at {ptr} enforced as anyOf (branches {i} and {j} may overlap)"));
+                                return Ok(());
+                            }
+                            return Err(err!(
+                                Grammar,
+                                "JSON Schema: unsupported keyword `oneOf` at {ptr}: branches {i} and {j} are not provably disjoint, so \"exactly one\" cannot be enforced (the lenient option treats it as anyOf)"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn conj(&mut self, mut set: Set) -> Result<ConjId> {
+        set.sort_unstable();
+        set.dedup();
+        if let Some(&c) = self.conj_ids.get(&set) {
+            return Ok(c);
+        }
+        if self.conjs.len() >= MAX_CONJS {
+            return Err(err!(Limit, "JSON Schema: more than {MAX_CONJS} distinct subschema combinations"));
+        }
+        let c = self.conjs.len() as ConjId;
+        self.conjs.push(set.clone());
+        self.conj_ids.insert(set, c);
+        self.merged.push(None);
+        Ok(c)
+    }
+
+    pub fn conj_set(&self, c: ConjId) -> &[Loc] {
+        &self.conjs[c as usize]
+    }
+
+    pub fn merged(&mut self, c: ConjId) -> Result<std::rc::Rc<Merged<'a>>> {
+        if let Some(m) = &self.merged[c as usize] {
+            return Ok(m.clone());
+        }
+        let set = self.conjs[c as usize].clone();
+        let mut m = Merged {
+            types: T_ALL,
+            consts: None,
+            bounds: Bounds::default(),
+            multiple_of: Vec::new(),
+            min_len: 0,
+            max_len: None,
+            patterns: Vec::new(),
+            formats: Vec::new(),
+            arr: Vec::new(),
+            min_items: 0,
+            max_items: None,
+            obj: Vec::new(),
+            required: Vec::new(),
+            min_props: 0,
+            max_props: None,
+            struct_const: false,
+            ptr: set.first().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
+        };
+        for &l in &set {
+            self.merge_node(&mut m, l)?;
+        }
+        let rc = std::rc::Rc::new(m);
+        self.merged[c as usize] = Some(rc.clone());
+        Ok(rc)
+    }
+
+    fn merge_node(&mut self, m: &mut Merged<'a>, l: Loc) -> Result<()> {
+        match self.nodes[l as usize].clone() {
+            Node::False { .. } => m.types = 0,
+            Node::Const { v, ptr } => self.merge_const(m, v, &ptr),
+            Node::Schema { v: Value::Bool(_), .. } => {}
+            Node::Schema { v: Value::Object(o), ptr } => {
+                if self.draft <= Draft::D7 && o.contains_key("$ref") {
+                    return Ok(()); // the target is in the set; siblings ignored
+                }
+                self.merge_object(m, o, &ptr)?;
+            }
+            Node::Schema { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn merge_const(&mut self, m: &mut Merged<'a>, v: &'a Value, ptr: &str) {
+        match v {
+            Value::Null => m.types &= T_NULL,
+            Value::Bool(_) => m.types &= T_BOOL,
+            Value::Number(_) | Value::String(_) => {
+                m.types &= match v {
+                    Value::String(_) => T_STR,
+                    Value::Number(n) if Dec::from_json(n).is_some_and(|d| d.is_integer()) => T_INT | T_FRAC,
+                    _ => T_INT | T_FRAC,
+                };
+                intersect_consts(m, vec![v]);
+            }
+            Value::Array(a) => {
+                m.types &= T_ARR;
+                m.struct_const = true;
+                let prefix = a.iter().enumerate().map(|(i, x)| self.const_loc(x, format!("{ptr}/{i}"))).collect();
+                m.arr.push(ArrPart { prefix, rest: Some(self.false_loc) });
+                m.min_items = m.min_items.max(a.len() as u64);
+                m.max_items = Some(m.max_items.map_or(a.len() as u64, |x| x.min(a.len() as u64)));
+            }
+            Value::Object(o) => {
+                m.types &= T_OBJ;
+                m.struct_const = true;
+                let mut props = Vec::new();
+                for (k, x) in o {
+                    props.push((k.clone(), self.const_loc(x, format!("{ptr}/{}", escape_ptr(k)))));
+                    if !m.required.contains(k) {
+                        m.required.push(k.clone());
+                    }
+                }
+                m.obj.push(ObjPart { props, patterns: Vec::new(), additional: Some(self.false_loc) });
+            }
+        }
+        if matches!(v, Value::Null | Value::Bool(_)) {
+            intersect_consts(m, vec![v]);
+        }
+    }
+
+    fn merge_object(&mut self, m: &mut Merged<'a>, o: &'a serde_json::Map<String, Value>, ptr: &str) -> Result<()> {
+        let p = |k: &str| format!("{ptr}/{k}");
+        for (k, v) in o {
+            let kp = p(&escape_ptr(k));
+            match k.as_str() {
+                "type" => {
+                    let mut bits = 0u8;
+                    let names: Vec<&Value> = match v {
+                        Value::Array(a) => a.iter().collect(),
+                        other => vec![other],
+                    };
+                    for n in names {
+                        bits |= match n.as_str() {
+                            Some("null") => T_NULL,
+                            Some("boolean") => T_BOOL,
+                            Some("integer") => T_INT,
+                            Some("number") => T_INT | T_FRAC,
+                            Some("string") => T_STR,
+                            Some("array") => T_ARR,
+                            Some("object") => T_OBJ,
+                            Some("any") if self.draft <= Draft::D4 => T_ALL,
+                            _ => return Err(err!(Grammar, "JSON Schema: invalid `type` at {kp}: {v}")),
+                        };
+                    }
+                    m.types &= bits;
+                }
+                "enum" => {
+                    let Some(a) = v.as_array() else { return Err(err!(Grammar, "JSON Schema: `enum` at {kp} must be an array")) };
+                    if a.len() > MAX_ENUM {
+                        return Err(err!(Limit, "JSON Schema: `enum` at {kp} has more than {MAX_ENUM} values"));
+                    }
+                    // Structured values become const alternatives: handled by the generator
+                    // through `consts` (scalars) and const nodes (objects/arrays).
+                    intersect_consts(m, a.iter().collect());
+                }
+                "const" => intersect_consts(m, vec![v]),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    if let Value::Bool(_) = v {
+                        if self.draft > Draft::D4 {
+                            return Err(err!(Grammar, "JSON Schema: `{k}` at {kp} must be a number"));
+                        }
+                        continue; // draft-04 modifier: read with minimum/maximum
+                    }
+                    let Some(d) = v.as_number().and_then(Dec::from_json) else {
+                        return Err(err!(Grammar, "JSON Schema: `{k}` at {kp} must be a number"));
+                    };
+                    let excl_d4 = |name: &str| o.get(name).and_then(|b| b.as_bool()).unwrap_or(false);
+                    match k.as_str() {
+                        "minimum" => tighten_lo(&mut m.bounds, d, self.draft <= Draft::D4 && excl_d4("exclusiveMinimum")),
+                        "maximum" => tighten_hi(&mut m.bounds, d, self.draft <= Draft::D4 && excl_d4("exclusiveMaximum")),
+                        "exclusiveMinimum" => tighten_lo(&mut m.bounds, d, true),
+                        _ => tighten_hi(&mut m.bounds, d, true),
+                    }
+                }
+                "multipleOf" => {
+                    let Some(d) = v.as_number().and_then(Dec::from_json).filter(|d| !d.neg && d.mag.int != "0" || !d.mag.frac.is_empty()) else {
+                        return Err(err!(Grammar, "JSON Schema: `multipleOf` at {kp} must be a number > 0"));
+                    };
+                    if !m.multiple_of.iter().any(|(x, _)| *x == d) {
+                        m.multiple_of.push((d, kp));
+                    }
+                }
+                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
+                    let Some(n) = as_count(v) else {
+                        return Err(err!(Grammar, "JSON Schema: `{k}` at {kp} must be a non-negative integer"));
+                    };
+                    match k.as_str() {
+                        "minLength" => m.min_len = m.min_len.max(n),
+                        "maxLength" => m.max_len = Some(m.max_len.map_or(n, |x| x.min(n))),
+                        "minItems" => m.min_items = m.min_items.max(n),
+                        "maxItems" => m.max_items = Some(m.max_items.map_or(n, |x| x.min(n))),
+                        "minProperties" => m.min_props = m.min_props.max(n),
+                        _ => m.max_props = Some(m.max_props.map_or(n, |x| x.min(n))),
+                    }
+                }
+                "pattern" => {
+                    let Some(s) = v.as_str() else { return Err(err!(Grammar, "JSON Schema: `pattern` at {kp} must be a string")) };
+                    m.patterns.push((s.to_string(), kp));
+                }
+                "format" => {
+                    if let Some(f) = v.as_str() {
+                        match super::formats::format_regex(f) {
+                            Some(r) => m.formats.push((r, kp)),
+                            None => {
+                                let w = format!("format {f:?} at {kp} is not enforced (annotation)");
+                                if !self.warnings.contains(&w) {
+                                    self.warnings.push(w);
+                                }
+                            }
+                        }
+                    }
+                }
+                "required" => {
+                    let Some(a) = v.as_array() else {
+                        if v.is_boolean() && self.draft <= Draft::D4 {
+                            continue;
+                        }
+                        return Err(err!(Grammar, "JSON Schema: `required` at {kp} must be an array of strings"));
+                    };
+                    for r in a {
+                        let Some(r) = r.as_str() else { return Err(err!(Grammar, "JSON Schema: `required` at {kp} must be an array of strings")) };
+                        if !m.required.iter().any(|x| x == r) {
+                            m.required.push(r.to_string());
+                        }
+                    }
+                }
+                "properties" | "patternProperties" | "additionalProperties" => {}
+                "items" | "prefixItems" | "additionalItems" => {}
+                "uniqueItems" => {
+                    if v.as_bool() == Some(true) {
+                        self.unsupported("uniqueItems", &kp)?;
+                    }
+                }
+                "allOf" | "anyOf" | "oneOf" | "$ref" => {}
+                k if UNSUPPORTED.contains(&k) => self.unsupported(k, &kp)?,
+                k if IGNORED.contains(&k) => {}
+                _ => {} // unknown keywords are annotations
+            }
+        }
+        // Objects.
+        let has_obj = ["properties", "patternProperties", "additionalProperties"].iter().any(|k| o.contains_key(*k));
+        if has_obj {
+            let mut part = ObjPart::default();
+            if let Some(ps) = o.get("properties") {
+                let Some(ps) = ps.as_object() else { return Err(err!(Grammar, "JSON Schema: `properties` at {ptr}/properties must be an object")) };
+                for (k, s) in ps {
+                    part.props.push((k.clone(), self.schema_loc(s)?));
+                }
+            }
+            if let Some(ps) = o.get("patternProperties") {
+                let Some(ps) = ps.as_object() else {
+                    return Err(err!(Grammar, "JSON Schema: `patternProperties` at {ptr}/patternProperties must be an object"));
+                };
+                for (k, s) in ps {
+                    part.patterns.push((k.clone(), self.schema_loc(s)?));
+                }
+            }
+            if let Some(a) = o.get("additionalProperties") {
+                let l = self.schema_loc(a)?;
+                part.additional = if matches!(a, Value::Bool(true)) { None } else { Some(l) };
+            }
+            m.obj.push(part);
+        }
+        // Arrays.
+        let (prefix_v, rest_v) = match (o.get("prefixItems"), o.get("items"), o.get("additionalItems")) {
+            (Some(p), items, _) => (Some(p), items),
+            (None, Some(Value::Array(_)), add) => (o.get("items"), add),
+            (None, items, _) => (None, items),
+        };
+        if prefix_v.is_some() || rest_v.is_some() {
+            let mut part = ArrPart::default();
+            if let Some(p) = prefix_v {
+                let Some(list) = p.as_array() else { return Err(err!(Grammar, "JSON Schema: `prefixItems` at {ptr} must be an array")) };
+                for s in list {
+                    part.prefix.push(self.schema_loc(s)?);
+                }
+            }
+            if let Some(r) = rest_v {
+                let l = self.schema_loc(r)?;
+                part.rest = if matches!(r, Value::Bool(true)) { None } else { Some(l) };
+            }
+            m.arr.push(part);
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Ir<'a> {
+    /// Does the ECMA `pattern` find a match in `key`?
+    pub fn pattern_matches(&mut self, pattern: &str, key: &str, ptr: &str) -> Result<bool> {
+        if !self.key_dfas.contains_key(pattern) {
+            let h = super::rx::ecma_to_hir(pattern)
+                .and_then(|h| super::rx::search_language(&h))
+                .map_err(|e| err!(Regex, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
+            let d = super::rx::Dfa::from_hir(&h).map_err(|e| err!(Limit, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
+            self.key_dfas.insert(pattern.to_string(), std::rc::Rc::new(d));
+        }
+        Ok(self.key_dfas[pattern].full_match(key.as_bytes()))
+    }
+
+    /// The schema (set of nodes) of property `key` in an object part: the
+    /// declared schema and every matching pattern's, else the additional one.
+    pub fn part_key_value(&mut self, part: &ObjPart, key: &str) -> Result<Set> {
+        let mut out = Vec::new();
+        let mut hit = false;
+        for (k, l) in &part.props {
+            if k == key {
+                out.push(*l);
+                hit = true;
+            }
+        }
+        for (p, l) in &part.patterns {
+            let ptr = self.ptr(*l).to_string();
+            if self.pattern_matches(p, key, &ptr)? {
+                out.push(*l);
+                hit = true;
+            }
+        }
+        if !hit {
+            out.extend(part.additional);
+        }
+        Ok(out)
+    }
+
+    /// The schema of property `key` of a conjunction (all parts).
+    pub fn key_value(&mut self, m: &Merged<'a>, key: &str) -> Result<Set> {
+        let mut out = Vec::new();
+        for part in &m.obj {
+            out.extend(self.part_key_value(part, key)?);
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The schema of array item `i` of a conjunction.
+    pub fn item_value(&self, m: &Merged<'a>, i: usize) -> Set {
+        let mut out: Vec<Loc> = m.arr.iter().filter_map(|p| p.prefix.get(i).copied().or(p.rest)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether a set contains `false`.
+    pub fn is_false(&self, s: &[Loc]) -> bool {
+        s.contains(&self.false_loc)
+    }
+}
+
+fn as_count(v: &Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let f = v.as_f64()?;
+    (f >= 0.0 && f.fract() == 0.0).then(|| if f > u64::MAX as f64 { u64::MAX } else { f as u64 })
+}
+
+fn tighten_lo(b: &mut Bounds, d: Dec, excl: bool) {
+    let better = match &b.lo {
+        None => true,
+        Some((cur, cx)) => match d.cmp(cur) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal => excl && !cx,
+            _ => false,
+        },
+    };
+    if better {
+        b.lo = Some((d, excl));
+    }
+}
+
+fn tighten_hi(b: &mut Bounds, d: Dec, excl: bool) {
+    let better = match &b.hi {
+        None => true,
+        Some((cur, cx)) => match d.cmp(cur) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Equal => excl && !cx,
+            _ => false,
+        },
+    };
+    if better {
+        b.hi = Some((d, excl));
+    }
+}
+
+/// JSON equality (numbers by value).
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (Dec::from_json(x), Dec::from_json(y)) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w))),
+        _ => a == b,
+    }
+}
+
+fn intersect_consts<'a>(m: &mut Merged<'a>, vals: Vec<&'a Value>) {
+    let mut vals2: Vec<&'a Value> = Vec::new();
+    for v in vals {
+        if !vals2.iter().any(|w| json_eq(v, w)) {
+            vals2.push(v);
+        }
+    }
+    m.consts = Some(match m.consts.take() {
+        None => vals2,
+        Some(cur) => cur.into_iter().filter(|v| vals2.iter().any(|w| json_eq(v, w))).collect(),
+    });
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

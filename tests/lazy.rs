@@ -1,0 +1,89 @@
+//! Stores compiled per request (positions computed on first visit, see
+//! `MaskStore::ensure`) give the same masks as the same grammar's fully
+//! precomputed, unstreamlined store: real JSON files tokenized with the real
+//! Llama-3 tokenizer, replayed through both, masks compared at every
+//! position; and a lazy store written as a blob and loaded back still agrees.
+#![cfg(feature = "cli")]
+
+mod common;
+use common::root;
+use grammask::grammar::{Cfg, LexerMode};
+use grammask::matcher::Matcher;
+use grammask::store::build::{compile, compile_lazy, CompileOptions};
+use grammask::store::MaskStore;
+use grammask::vocab::PreparedVocab;
+use std::rc::Rc;
+
+fn llama3() -> Rc<PreparedVocab> {
+    let path = root().join("models/llama3/tokenizer.json");
+    let vocab = grammask::vocab::load::load_tokenizer_file(&path, None)
+        .unwrap_or_else(|e| panic!("{e} (run scripts/setup.sh to fetch the tokenizers)"));
+    Rc::new(PreparedVocab::new(vocab))
+}
+
+fn json_files() -> Vec<(String, String)> {
+    let dir = root().join("benches/workloads/json");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files.into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())).collect()
+}
+
+/// Replay every file through both stores; returns (tokens, differences).
+fn compare(a: &Rc<MaskStore>, b: &Rc<MaskStore>, files: &[(String, String)]) -> (usize, usize) {
+    let tok = tokenizers::Tokenizer::from_file(root().join("models/llama3/tokenizer.json")).unwrap();
+    let (mut tokens, mut diffs) = (0, 0);
+    let words = a.mask_words();
+    let (mut ma, mut mb) = (vec![0u32; words], vec![0u32; words]);
+    for (name, text) in files {
+        let ids = tok.encode(text.as_str(), false).unwrap().get_ids().to_vec();
+        let (mut x, mut y) = (Matcher::new(a.clone()), Matcher::new(b.clone()));
+        for (i, &id) in ids.iter().enumerate() {
+            x.fill_mask(&mut ma).unwrap();
+            y.fill_mask(&mut mb).unwrap();
+            if ma != mb {
+                diffs += 1;
+                eprintln!("{name}: masks differ before token #{i}");
+            }
+            x.commit_token(id).unwrap_or_else(|e| panic!("{name}: token #{i}: {e}"));
+            y.commit_token(id).unwrap_or_else(|e| panic!("{name}: token #{i}: {e}"));
+            tokens += 1;
+        }
+        x.fill_mask(&mut ma).unwrap();
+        y.fill_mask(&mut mb).unwrap();
+        diffs += (ma != mb) as usize;
+        assert!(x.is_accepting() && y.is_accepting(), "{name}: not accepted at the end");
+    }
+    (tokens, diffs)
+}
+
+fn json_cfg(mode: LexerMode) -> Cfg {
+    let mut cfg = grammask::grammar::lark::load_grammar_file(&root().join("grammars/json.lark"), None).unwrap();
+    cfg.lexer = mode;
+    cfg
+}
+
+#[test]
+fn lazy_equals_full_store_on_real_json() {
+    let pv = llama3();
+    let files = json_files();
+    for mode in [LexerMode::Longest, LexerMode::Contextual] {
+        let cfg = json_cfg(mode);
+        let (full, _) = compile(&cfg, pv.vocab().clone(), &CompileOptions { streamline: false }, &mut |_| {}).unwrap();
+        let (lazy, _) = compile_lazy(&cfg, pv.clone()).unwrap();
+        let (full, lazy) = (Rc::new(full), Rc::new(lazy));
+        assert!(lazy.is_lazy() && lazy.n_computed() == 0);
+        let (tokens, diffs) = compare(&full, &lazy, &files);
+        eprintln!(
+            "json.lark ({}) x Llama-3: {tokens} tokens, {diffs} mask differences; lazy store computed {}/{} positions",
+            mode.name(),
+            lazy.n_computed(),
+            lazy.n_positions()
+        );
+        assert_eq!(diffs, 0);
+        assert!(lazy.n_computed() < lazy.n_positions(), "a replay visits only some positions");
+        // A lazy store written as a blob holds every position.
+        let back = Rc::new(MaskStore::from_bytes(&lazy.to_bytes()).unwrap());
+        assert_eq!(back.n_computed(), back.n_positions());
+        assert_eq!(compare(&full, &back, &files[..3]).1, 0);
+    }
+}

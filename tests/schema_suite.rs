@@ -1,0 +1,215 @@
+//! The official JSON Schema Test Suite (draft2020-12 and draft7, from
+//! models/schema/suite, fetched by scripts/fetch-schemas.sh) against the
+//! schema front end.
+//!
+//! For every test group: the schema compiles, or fails with an error that
+//! names an unsupported keyword (or a limit). For every compiled schema:
+//! valid instances, serialized compact and spaced under the policy
+//! (`grammask::schema::serialize`), are accepted; invalid instances are
+//! refused (0 invalidation errors is asserted). Acceptance is checked with
+//! the schema oracle (whole text, `LexerMode::LongestAll` from the
+//! definitions) and, token by token with the Llama-3 tokenizer and EOS at the
+//! end, through `constraint::compile` + `Matcher` (`GRAMMASK_SUITE_TOKENS=1`;
+//! default in the full tier).
+//!
+//! The table (per keyword file: groups compiled / failed, valid instances
+//! accepted / refused, invalid refused / accepted) is printed with
+//! `cargo test --profile ci --test schema_suite -- --nocapture`.
+//!
+//! `format.json` of the main directories is replaced by optional/format/
+//! (grammask enforces formats; the main files treat them as annotations).
+
+mod schema_common;
+use schema_common as common;
+
+use grammask::schema::{key_rank, oracle::Oracle, serialize, to_cfg, SchemaOptions};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Default, Debug, Clone)]
+struct Row {
+    groups_ok: usize,
+    groups_failed: usize,
+    valid_ok: usize,
+    valid_refused: usize,
+    invalid_refused: usize,
+    invalid_accepted: usize,
+    /// Oracle (whole text) and masks (token by token) disagree.
+    disagree: usize,
+    failures: BTreeMap<String, usize>,
+}
+
+const FORMATS: &[&str] = &["date-time", "date", "time", "uuid", "email", "ipv4", "ipv6", "uri", "hostname"];
+
+fn suite_files(root: &Path, draft: &str, full: bool) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let dir = root.join(draft);
+    let mut main: Vec<PathBuf> = std::fs::read_dir(&dir).map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+    main.sort();
+    for p in main {
+        if p.extension().is_some_and(|e| e == "json") && p.file_stem().is_some_and(|s| s != "format") {
+            out.push((p.file_stem().unwrap().to_string_lossy().into_owned(), p));
+        }
+    }
+    for f in FORMATS {
+        let p = dir.join("optional/format").join(format!("{f}.json"));
+        if p.exists() {
+            out.push((format!("format:{f}"), p));
+        }
+    }
+    if full {
+        let mut opt: Vec<PathBuf> =
+            std::fs::read_dir(dir.join("optional")).map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+        opt.sort();
+        for p in opt {
+            if p.extension().is_some_and(|e| e == "json") {
+                out.push((format!("optional:{}", p.file_stem().unwrap().to_string_lossy()), p));
+            }
+        }
+    }
+    out
+}
+
+/// The keyword an error names (`unsupported keyword `X``), else its kind.
+fn failure_class(e: &grammask::Error) -> String {
+    let m = e.message();
+    if let Some(i) = m.find("unsupported keyword `") {
+        let rest = &m[i + 21..];
+        return rest.split('`').next().unwrap_or("?").to_string();
+    }
+    if m.contains("unsupported `pattern`") {
+        return "pattern".into();
+    }
+    if m.contains("remote") {
+        return "$ref (remote)".into();
+    }
+    format!("{:?}", e.kind())
+}
+
+/// `GRAMMASK_SUITE_DUMP=FILE`: one JSON line per (schema, instance, layout)
+/// with grammask's verdict, for scripts/llguidance_agreement.py.
+fn dump_line(v: serde_json::Value) {
+    use std::io::Write;
+    if let Some(p) = std::env::var_os("GRAMMASK_SUITE_DUMP") {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(p).expect("dump file");
+        writeln!(f, "{v}").expect("write");
+    }
+}
+
+fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<String, Row> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/schema/suite/tests");
+    let mut table: BTreeMap<String, Row> = BTreeMap::new();
+    let files = suite_files(&root, draft, full);
+    assert!(!files.is_empty(), "no suite files under {} (run scripts/fetch-schemas.sh)", root.display());
+    for (kw, path) in files {
+        let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let row = table.entry(kw.clone()).or_default();
+        for g in groups {
+            let mut schema = g["schema"].clone();
+            if draft == "draft7" && schema.is_object() && schema.get("$schema").is_none() {
+                schema["$schema"] = Value::String("http://json-schema.org/draft-07/schema#".into());
+            }
+            let compiled = to_cfg(&schema, &SchemaOptions::default());
+            let cfg = match compiled {
+                Ok(c) => c.cfg,
+                Err(e) => {
+                    // Unsupported constructs must be named; unsatisfiable schemas are fine.
+                    let class = failure_class(&e);
+                    if std::env::var_os("GRAMMASK_SUITE_VERBOSE").is_some() {
+                        eprintln!("compile error {kw}: {}: {e:?}", g["description"]);
+                    }
+                    assert!(
+                        !matches!(class.as_str(), "Regex"),
+                        "{kw}: {}: an unclear error: {e:?}",
+                        g["description"]
+                    );
+                    dump_line(serde_json::json!({"draft": draft, "file": kw, "group": g["description"], "schema": schema, "compiled": false, "error": e.message()}));
+                    row.groups_failed += 1;
+                    *row.failures.entry(class).or_default() += 1;
+                    continue;
+                }
+            };
+            row.groups_ok += 1;
+            let oracle = Oracle::new(&cfg).unwrap_or_else(|e| panic!("{kw}: {}: {e:?}", g["description"]));
+            let store = tokens.map(|t| t.compile(&schema));
+            let rank = key_rank(&schema);
+            for t in g["tests"].as_array().unwrap() {
+                let valid = t["valid"].as_bool().unwrap();
+                let mut accepted_all = true;
+                let mut accepted_any = false;
+                for spaced in [false, true] {
+                    let text = serialize(&t["data"], spaced, &rank);
+                    let ok = oracle.check(text.as_bytes()).is_ok();
+                    if let Some((s, tok)) = store.as_ref().zip(tokens) {
+                        let by_tokens = tok.replay(s, &text);
+                        if by_tokens != ok {
+                            eprintln!("DISAGREE {kw}: {} / {}: oracle {ok}, masks {by_tokens}: {text}", g["description"], t["description"]);
+                            row.disagree += 1;
+                        }
+                    }
+                    dump_line(serde_json::json!({"draft": draft, "file": kw, "group": g["description"], "test": t["description"],
+                        "schema": schema, "compiled": true, "spaced": spaced, "text": text, "valid": valid, "grammask": ok}));
+                    accepted_all &= ok;
+                    accepted_any |= ok;
+                    if !valid && ok {
+                        eprintln!("INVALIDATION {kw}: {} / {}: accepted {text}", g["description"], t["description"]);
+                    }
+                    if valid && !ok && std::env::var_os("GRAMMASK_SUITE_VERBOSE").is_some() {
+                        eprintln!("refused valid {kw}: {} / {}: {text}", g["description"], t["description"]);
+                    }
+                }
+                match (valid, accepted_all, accepted_any) {
+                    (true, true, _) => row.valid_ok += 1,
+                    (true, false, _) => row.valid_refused += 1,
+                    (false, _, false) => row.invalid_refused += 1,
+                    (false, _, true) => row.invalid_accepted += 1,
+                }
+            }
+        }
+    }
+    table
+}
+
+fn print(draft: &str, table: &BTreeMap<String, Row>) {
+    println!("\n{draft}: keyword | groups compiled | groups failed (by keyword) | valid accepted | valid refused | invalid refused | invalid ACCEPTED");
+    let mut tot = Row::default();
+    for (kw, r) in table {
+        let f: Vec<String> = r.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "{draft} | {kw} | {} | {}{} | {} | {} | {} | {}",
+            r.groups_ok,
+            r.groups_failed,
+            if f.is_empty() { String::new() } else { format!(" ({})", f.join(", ")) },
+            r.valid_ok,
+            r.valid_refused,
+            r.invalid_refused,
+            r.invalid_accepted
+        );
+        tot.groups_ok += r.groups_ok;
+        tot.groups_failed += r.groups_failed;
+        tot.valid_ok += r.valid_ok;
+        tot.valid_refused += r.valid_refused;
+        tot.invalid_refused += r.invalid_refused;
+        tot.invalid_accepted += r.invalid_accepted;
+    }
+    println!(
+        "{draft} | TOTAL | {} | {} | {} | {} | {} | {}",
+        tot.groups_ok, tot.groups_failed, tot.valid_ok, tot.valid_refused, tot.invalid_refused, tot.invalid_accepted
+    );
+}
+
+#[test]
+fn official_suite() {
+    let full = std::env::var_os("GRAMMASK_FULL").is_some();
+    let tok_env = std::env::var("GRAMMASK_SUITE_TOKENS").ok();
+    let use_tokens = tok_env.as_deref() == Some("1") || (full && tok_env.as_deref() != Some("0"));
+    let tok = use_tokens.then(common::Tok::llama3);
+    let mut bad = 0;
+    for draft in ["draft2020-12", "draft7"] {
+        let t = run_draft(draft, full, tok.as_ref());
+        print(draft, &t);
+        bad += t.values().map(|r| r.invalid_accepted + r.disagree).sum::<usize>();
+    }
+    assert_eq!(bad, 0, "invalid instances accepted or oracle/mask disagreements (see INVALIDATION / DISAGREE lines)");
+}
