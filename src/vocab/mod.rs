@@ -28,6 +28,7 @@ use crate::Result;
 
 #[cfg(feature = "tokenizer-json")]
 pub mod load;
+pub mod pack;
 pub mod prepared;
 pub mod trie;
 
