@@ -84,7 +84,8 @@ export class MaskStore {
    * `onProgress(loaded, total)` is called after every chunk; `total` is the
    * Content-Length, or `undefined` when unknown (or when the body is
    * content-encoded, where it would be the compressed size). A non-2xx status
-   * throws.
+   * throws. In Node, a path (`'out/json.gmask'`, relative to the working
+   * directory) or a `file:` URL is read from disk instead.
    */
   static fromUrl(
     url: string | URL,
@@ -102,6 +103,10 @@ export class MaskStore {
   readonly tokenizerFingerprint: string;
   /** Fingerprint of the normalized grammar: 16 hex digits. */
   readonly grammarFingerprint: string;
+  /** What the compile ignored (a `lenient` schema compile lists each keyword); empty for blobs. */
+  readonly warnings: string[];
+  /** The store's vocabulary (a new handle; free it when done). */
+  vocab(): PreparedVocab;
   /** True after `free()`. */
   readonly freed: boolean;
   /** The bytes of token `id` (empty for an id out of range). */
@@ -173,3 +178,160 @@ export class Matcher {
 
 /** Current size of the wasm linear memory in bytes (grows on demand, never shrinks). */
 export function wasmMemoryBytes(): number;
+
+// ---- Vocabularies -------------------------------------------------------
+
+/** Where EOS ids come from when a vocabulary is read. */
+export interface VocabOptions {
+  /** tokenizer_config.json (text or object): its `eos_token` is an EOS id. A transformers.js tokenizer brings its own. */
+  tokenizerConfig?: string | object;
+  /** generation_config.json (text or object, e.g. `model.generation_config`): its `eos_token_id` (int or list) are EOS ids too. */
+  generationConfig?: string | object;
+  /** Exactly these EOS ids (replaces the two above). */
+  eosTokenIds?: number | Iterable<number>;
+  /** Build the token trie now (default true; the runtime-only build has none). */
+  prepare?: boolean;
+}
+
+/** The parts of tokenizer.json a vocabulary needs (the whole parsed object works). */
+export interface TokenizerJson {
+  model: { type?: string; vocab: Record<string, number> | [string, number][] };
+  added_tokens?: { id: number; content: string; special?: boolean }[];
+  decoder?: object | null;
+  pre_tokenizer?: object | null;
+}
+
+/**
+ * A transformers.js tokenizer (`AutoTokenizer.from_pretrained(...)`, 3.x and
+ * 4.x): it keeps the parsed tokenizer.json as `_tokenizerJSON` and
+ * tokenizer_config.json as `_tokenizerConfig`.
+ */
+export interface TransformersTokenizer {
+  _tokenizerJSON: TokenizerJson;
+  _tokenizerConfig?: object;
+}
+
+/**
+ * A tokenizer's vocabulary as grammask sees it: every token id's bytes, the
+ * special flags and the EOS ids, read from tokenizer.json (no tokenizer is
+ * built), plus the token trie every compile for this tokenizer reuses. Build
+ * it once per tokenizer.
+ */
+export class PreparedVocab {
+  private constructor();
+  /** From tokenizer.json, as text or as its parsed object. */
+  static fromTokenizerJson(json: string | TokenizerJson, options?: VocabOptions): PreparedVocab;
+  /** From a transformers.js tokenizer. */
+  static fromTokenizer(tokenizer: TransformersTokenizer, options?: VocabOptions): PreparedVocab;
+  readonly vocabSize: number;
+  readonly eosTokenIds: Uint32Array;
+  /** 16 hex digits: the `tokenizerFingerprint` a store built for this tokenizer (and EOS ids) carries. */
+  readonly fingerprint: string;
+  /** The same tokens with other EOS ids. */
+  fingerprintWithEos(eosTokenIds: number | Iterable<number>): string;
+  /** True once the token trie is built. */
+  readonly isPrepared: boolean;
+  /** Build the token trie now (else the first compile does). Returns false in the runtime-only build. */
+  prepare(): boolean;
+  /** The bytes of token `id` (empty for an id out of range). */
+  tokenBytes(id: number): Uint8Array;
+  /**
+   * Copies of the token data: token `t` is `bytes[offsets[t] .. offsets[t + 1]]`;
+   * `special` and `whitespace` (tokens of ASCII whitespace only) are masks;
+   * `byteTokens[b]` is the token of the single byte `b`, or -1.
+   */
+  tokenTable(): { bytes: Uint8Array; offsets: Uint32Array; special: Uint32Array; whitespace: Uint32Array; byteTokens: Int32Array };
+  /**
+   * Throw a `GrammaskError` of kind `"BlobTokenizer"` unless `store` was
+   * built for these tokens (same bytes and special flags; the store's EOS ids
+   * may differ).
+   */
+  checkStore(store: MaskStore): void;
+  readonly freed: boolean;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/**
+ * The fingerprint of a tokenizer (tokenizer.json text or object, a
+ * transformers.js tokenizer, or a PreparedVocab): compare it with a store's
+ * `tokenizerFingerprint`, or pass it as `expectTokenizerFingerprint`.
+ */
+export function tokenizerFingerprint(
+  tokenizer: string | TokenizerJson | TransformersTokenizer | PreparedVocab,
+  options?: Omit<VocabOptions, 'prepare'>,
+): string;
+
+// ---- Compiling (not in grammask/runtime) -----------------------------------
+
+/** What to constrain the output to (the shape of @huggingface/transformers-structured-output, plus json, lark and store). */
+export type ResponseFormat =
+  /** JSON valid under a JSON Schema (2020-12; draft-07/-06/-04 spellings). OpenAI's `{name, schema}` wrapper is unwrapped; a string is parsed. */
+  | { type: 'json_schema'; json_schema: object | boolean | string }
+  /** Any JSON object. */
+  | { type: 'json_object' }
+  /** Any JSON value. */
+  | { type: 'json' }
+  /** Text fully matching a regex (Python `re.fullmatch`). */
+  | { type: 'regex'; regex: string }
+  /** Text in the language of a Lark grammar (`start`: the start rule). */
+  | { type: 'lark'; grammar: string; start?: string }
+  /** A prebuilt store (a MaskStore or blob bytes), checked against the tokenizer. */
+  | { type: 'store'; store: MaskStore | Uint8Array | ArrayBuffer };
+
+export interface ConstraintOptions {
+  /**
+   * JSON whitespace (json_schema, json_object, json): 'default' accepts both
+   * compact `{"a":1}` and Python-`json.dumps` style `{"a": 1}` and nothing
+   * else; 'compact'; 'spaced'; 'flexible' (RFC 8259 whitespace, at most
+   * `maxWhitespace` characters in a row, default 4). No whitespace before or
+   * after the top-level value (except in 'flexible'), so once the value is
+   * complete only EOS can follow.
+   */
+  whitespace?: 'default' | 'compact' | 'spaced' | 'flexible';
+  maxWhitespace?: number;
+  /** Schemas: ignore known keywords that cannot be enforced (listed in `store.warnings`) instead of refusing the schema. */
+  lenient?: boolean;
+}
+
+/**
+ * Compile a response format for a prepared vocabulary, in this thread.
+ * Bad input throws a `GrammaskError` naming the problem (`GrammarSyntax` with
+ * line:col, `Grammar` naming the schema keyword and JSON pointer, `Regex`,
+ * `Limit`); a bad argument throws a `TypeError`. `{type: 'store'}` returns
+ * the given store after `vocab.checkStore(store)`.
+ */
+export function compile(vocab: PreparedVocab, responseFormat: ResponseFormat, options?: ConstraintOptions): MaskStore;
+
+export interface CompileStoreOptions {
+  /** The start rule (default: `start`, else the grammar's first rule). */
+  startRule?: string;
+  /** Apply the streamlining steps (default true; false keeps the raw store). */
+  streamline?: boolean;
+  /**
+   * Progress messages, one per compile phase (lexer, LALR tables, token walk,
+   * streamlining steps). Called synchronously; exceptions it throws are ignored.
+   */
+  onProgress?: (message: string) => void;
+}
+
+/**
+ * Compile a Lark grammar into a full, precomputed, streamlined store: the
+ * blob `grammask compile` makes (`store.toBytes()`), for a tokenizer
+ * (PreparedVocab, tokenizer.json text or object, or a transformers.js
+ * tokenizer; `options` may carry VocabOptions for the latter). It blocks: run
+ * it in a Worker in a browser. JSON × Llama-3 takes a few seconds; a
+ * Python-sized grammar a minute or more (use the CLI). Limits:
+ * `compilerLimits`.
+ */
+export function compileStore(
+  grammarText: string,
+  tokenizer: PreparedVocab | string | TokenizerJson | TransformersTokenizer,
+  options?: CompileStoreOptions & Omit<VocabOptions, 'prepare'>,
+): MaskStore;
+
+/** Input size limits, in bytes: grammar, schema or regex text (1 MiB); tokenizer.json (64 MiB). */
+export const compilerLimits: { readonly maxGrammarBytes: number; readonly maxTokenizerBytes: number };
+
+/** Whether this build has the compiler (false for grammask/runtime). */
+export function hasCompiler(): boolean;

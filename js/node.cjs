@@ -7,10 +7,13 @@ const api = makeApi(raw, () => true);
 module.exports = {
   MaskStore: api.MaskStore,
   Matcher: api.Matcher,
-  wasmMemoryBytes: api.wasmMemoryBytes,
+  PreparedVocab: api.PreparedVocab,
+  compile: api.compile,
   compileStore: api.compileStore,
   tokenizerFingerprint: api.tokenizerFingerprint,
   compilerLimits: api.compilerLimits,
+  hasCompiler: api.hasCompiler,
+  wasmMemoryBytes: api.wasmMemoryBytes,
   init: async () => {},
   initSync: () => {},
 };

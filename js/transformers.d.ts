@@ -1,5 +1,5 @@
-// grammask/transformers: a logits processor for @huggingface/transformers 4.x.
-import type { MaskStore, Matcher } from './index.js';
+// grammask/transformers: logits processors for @huggingface/transformers 4.x.
+import type { MaskStore, Matcher, PreparedVocab, ResponseFormat, ConstraintOptions, TransformersTokenizer } from './index.js';
 
 /**
  * Set every logit whose bit is clear in `mask` to -Infinity, in place (ids
@@ -16,36 +16,123 @@ export interface StepInfo {
   allowed: number;
   /** Time to compute and apply the mask (ms). */
   maskMs: number;
+  /** Time to commit the tokens of this step (ms). */
+  commitMs: number;
   /** Exactly one id was allowed. */
   forced: boolean;
   /** The id committed just before this mask (undefined on step 0). */
   token: number | undefined;
+  /** 'free' (before the trigger), 'constrained', or 'after' (past the closing). */
+  phase: 'free' | 'constrained' | 'after';
+  /** Matcher calls made by the trigger/closing rules for this mask. */
+  probes: number;
+  /** With `refusedTopK`: the highest logits the mask refused, best first. */
+  refused?: { id: number; logit: number }[];
 }
 
 export interface GrammarLogitsProcessorOptions {
-  /** Extra ids that count as EOS (e.g. the model's `eos_token_id` list); the store's EOS ids always do. */
-  eosTokenIds?: Iterable<number>;
-  /** Rollback depth of each row's Matcher (default 8). */
+  /** Extra ids that count as EOS; the store's EOS ids always do. */
+  eosTokenIds?: number | Iterable<number>;
+  /** The model's generation config (object or JSON text): its `eos_token_id` (int or list) count as EOS. */
+  generationConfig?: object | string;
+  /** The model: `model.generation_config.eos_token_id` count as EOS. */
+  model?: { generation_config?: { eos_token_id?: number | number[] } };
+  /**
+   * The model's tokenizer (transformers.js) or its PreparedVocab: the store
+   * must have been built for it (same token bytes and flags), else the
+   * constructor throws a GrammaskError of kind "BlobTokenizer".
+   */
+  tokenizer?: TransformersTokenizer | PreparedVocab;
+  /**
+   * The logits may be wider than the store's vocabulary by at most this many
+   * ids (model padding; default 1024). Narrower or wider logits throw: the
+   * store was built for another tokenizer.
+   */
+  maxLogitsPadding?: number;
+  /**
+   * Once the output is complete and nothing but whitespace could follow (a
+   * JSON value after its closing brace), allow only EOS (default true). With
+   * `maxTrailingWhitespace`: while the output is complete, at most that many
+   * whitespace-only tokens in a row (default 4), then only EOS.
+   */
+  stopWhenComplete?: boolean;
+  maxTrailingWhitespace?: number;
+  /**
+   * Chat-shaped output: generate freely until the text contains `trigger`
+   * (e.g. "```python\n"); the constraint applies from the byte after it.
+   */
+  trigger?: string;
+  /**
+   * With or without `trigger`: the constrained part ends where this string
+   * (e.g. "\n```") follows a complete output; the text after it is free
+   * (EOS allowed). Without a closing the constrained part ends with EOS.
+   */
+  closing?: string;
+  /** With `trigger`: EOS is refused until the trigger appeared (default true). */
+  triggerRequired?: boolean;
+  /** With `trigger`: after this many free tokens, only tokens that continue the trigger (default Infinity). */
+  maxFreeTokens?: number;
+  /** Rollback depth of each row's Matcher (default 8; 256 with trigger/closing, whose checks roll back a token's bytes). */
   maxRollback?: number;
+  /** With > 0, `onStep` reports the top refused ids (costs a scan of the logits). */
+  refusedTopK?: number;
   onStep?: (info: StepInfo) => void;
   /** The Matcher class to use when the store comes from another module instance (e.g. 'grammask/web'). */
   Matcher?: typeof Matcher;
 }
 
 /**
- * Pass it as `logits_processor: [processor]` to `model.generate()` or a
- * `text-generation` pipeline call. Every call commits the tokens appended to
- * each row since the previous call (the first call of a generation records the
- * prompt) and masks the logits; a token the grammar refuses throws. One
- * Matcher per batch row; rows that ended allow only EOS ids.
+ * A logits processor for a MaskStore. Pass it as `logits_processor: [processor]`
+ * to `model.generate()` or a `text-generation` pipeline call. Every call
+ * commits the tokens appended to each row since the previous call (the first
+ * call of a generation records the prompt) and masks the logits; a token the
+ * constraint refuses throws. One Matcher per batch row; rows that ended allow
+ * only EOS ids. Use a new processor per `generate` call (or `reset()`).
  */
 export class GrammarLogitsProcessor {
   constructor(store: MaskStore, options?: GrammarLogitsProcessorOptions);
   (inputIds: bigint[][], logits: unknown): unknown;
   _call(inputIds: bigint[][], logits: { dims: number[]; data: Float32Array }): unknown;
+  readonly store: MaskStore;
   /** The current generation's row matchers. */
   readonly matchers: Matcher[];
+  /** Per row: 'free', 'constrained' or 'after'. */
+  readonly phases: ('free' | 'constrained' | 'after')[];
   /** Forget the rows (and free their matchers); the next call starts a new generation. */
+  reset(): void;
+  free(): void;
+}
+
+export interface StructuredOutputOptions
+  extends ConstraintOptions, Omit<GrammarLogitsProcessorOptions, 'tokenizer' | 'Matcher'> {
+  /** Reuse a store compiled earlier for the same tokenizer, format and options (default true). */
+  cache?: boolean;
+}
+
+/**
+ * `new StructuredOutputProcessor(tokenizer, responseFormat, options?)`: the
+ * name and arguments of @huggingface/transformers-structured-output, so that
+ * switching is a change of the import. `tokenizer` is the transformers.js
+ * tokenizer (its vocabulary is read once and cached) or a PreparedVocab;
+ * `responseFormat` as in `compile` (json_schema, json_object, json, regex,
+ * lark, store). A LogitsProcessorList with one processor: pass it as
+ * `logits_processor: processor`. Batches of any size (one matcher per row).
+ */
+export class StructuredOutputProcessor {
+  /** Read and cache the tokenizer's vocabulary now (the first constructor otherwise pays for it). */
+  static warmup(tokenizer: TransformersTokenizer | PreparedVocab): void;
+  constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat, options?: StructuredOutputOptions);
+  (inputIds: bigint[][], logits: unknown): unknown;
+  _call(inputIds: bigint[][], logits: unknown): unknown;
+  readonly processors: GrammarLogitsProcessor[];
+  readonly processor: GrammarLogitsProcessor;
+  readonly store: MaskStore;
+  readonly vocab: PreparedVocab;
+  readonly matchers: Matcher[];
+  readonly phases: ('free' | 'constrained' | 'after')[];
+  push(p: (inputIds: bigint[][], logits: unknown) => unknown): void;
+  extend(ps: Iterable<(inputIds: bigint[][], logits: unknown) => unknown>): void;
+  [Symbol.iterator](): IterableIterator<GrammarLogitsProcessor>;
   reset(): void;
   free(): void;
 }

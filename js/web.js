@@ -24,4 +24,4 @@ export function initSync(module) {
 
 export { init };
 const api = makeApi(raw, () => ready);
-export const { MaskStore, Matcher, wasmMemoryBytes, compileStore, tokenizerFingerprint, compilerLimits } = api;
+export const { MaskStore, Matcher, PreparedVocab, compile, compileStore, tokenizerFingerprint, compilerLimits, hasCompiler, wasmMemoryBytes } = api;

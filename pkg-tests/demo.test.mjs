@@ -1,77 +1,69 @@
 // The demo page (www/dist, built by scripts/build-www.sh) end to end in
-// headless Chromium: the local tiny random-weight model (models/
-// tiny-random-llama3, transformers.js + onnxruntime-web wasm in the page),
-// constrained by the prebuilt blobs; the generated text must parse
-// (JSON.parse for JSON, native `grammask parse` for Python). The page's
-// "wrap up" option favours EOS and closing characters after a few tokens so
-// that a random model ends within max_new_tokens; unfinished generations are
-// retried (at most 4 attempts), and must still have been accepted token by
-// token. A screenshot is kept in out/demo-screenshot.png.
+// headless Chromium, with nothing but 127.0.0.1 reachable:
+//  - the page loads; the engine (model, compiles, generation) runs in a Web Worker;
+//  - a JSON Schema preset compiles in the worker and the local model generates
+//    under it: the output validates (ajv); a Lark grammar (JSON, prebuilt blob
+//    matched by the tokenizer fingerprint) gives text JSON.parse accepts; the
+//    Python-in-a-fence preset gives a fenced program `grammask parse` accepts;
+//  - the page stays responsive while a grammar compiles in the worker (the
+//    longest gap between main-thread timer ticks is measured and bounded);
+//  - a bad grammar and a bad schema are shown inline with their location;
+//  - keyboard: Tab reaches the controls in order, Ctrl+Enter generates.
+// Default tier: the tiny random-weight model (models/tiny-random-llama3) with
+// the page's "wrap up" bias so that it ends; GRAMMASK_FULL=1 adds the real
+// SmolLM2-135M-Instruct (models/smollm2-135m-instruct) on the schema presets.
+// Screenshots: out/demo-*.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, cli } from './helpers.mjs';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { ROOT, FULL, cli } from './helpers.mjs';
 
 const CHROMIUM = process.env.GRAMMASK_CHROMIUM || '/usr/bin/chromium';
 const DIST = path.join(ROOT, 'www/dist/index.html');
-const MODEL = path.join(ROOT, 'models/tiny-random-llama3/onnx/model.onnx');
+const TINY = path.join(ROOT, 'models/tiny-random-llama3/onnx/model.onnx');
+const SMOL = path.join(ROOT, 'models/smollm2-135m-instruct/onnx/model.onnx');
 const skip = !fs.existsSync(CHROMIUM) ? `${CHROMIUM} not installed`
   : !fs.existsSync(DIST) ? 'www/dist missing: run scripts/build-www.sh'
-    : !fs.existsSync(MODEL) ? 'run scripts/build-test-models.sh' : false;
+    : !fs.existsSync(TINY) ? 'run scripts/build-test-models.sh' : false;
+const OUT = path.join(ROOT, 'out');
 
-test('demo page in headless Chromium: tiny random model constrained to JSON and Python', { skip, timeout: 600_000 }, async (t) => {
+function validator(schema) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  return ajv.compile(schema);
+}
+
+function pythonParses(text) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-demo-py-'));
+  fs.writeFileSync(path.join(dir, 'gen.py'), text);
+  const [line] = cli(['parse', '--json', '--grammar', path.join(ROOT, 'grammars/python.lark'), dir], { okCodes: [0, 1] })
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  fs.rmSync(dir, { recursive: true });
+  return line;
+}
+
+async function withPage(t, fn) {
   const { chromium } = await import('playwright-core');
   const { start } = await import(path.join(ROOT, 'www/serve.mjs'));
   const server = await start(0);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-demo-'));
   const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, viewport: { width: 1200, height: 900 },
+    executablePath: CHROMIUM, viewport: { width: 1280, height: 960 },
     args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
   });
   const errors = [];
+  const external = [];
   try {
     const page = await ctx.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
-    // Nothing but 127.0.0.1: the page must not reach a CDN or the hub for the local model.
-    const external = [];
     await page.route((url) => !url.href.startsWith(`http://127.0.0.1:${server.address().port}/`), (route) => { external.push(route.request().url()); route.abort(); });
-    const url = `http://127.0.0.1:${server.address().port}/?model=local:tiny-random-llama3&dtype=fp32&n=120&sample=1&wrap=12&compare=1`;
-    const t0 = Date.now();
-    await page.goto(url);
-    await page.waitForFunction(() => window.demoReady === true || window.demoResult?.error, null, { timeout: 120_000 });
-    assert.equal(await page.evaluate(() => window.demoResult?.error), undefined);
-    for (const grammar of ['json', 'python']) {
-      let r;
-      for (let attempt = 1; attempt <= 4; attempt++) {
-        r = await page.evaluate((g) => window.runDemo({ grammar: g, prompt: 'Write it:' }), grammar);
-        t.diagnostic(`${grammar} #${attempt}: ${r.tokens} tokens, finished ${r.finished}, ${r.tps.toFixed(1)} tok/s constrained, `
-          + `${r.tpsFree?.toFixed(1)} unconstrained, mask ${r.maskMsMean.toFixed(2)} ms/step, blob: ${r.source}: ${JSON.stringify(r.text).slice(0, 100)}`);
-        if (r.finished) break;
-      }
-      assert.ok(r.finished, `${grammar}: a generation ended with EOS within 4 attempts`);
-      assert.match(r.source, /^prebuilt /, 'the prebuilt blob matched the model tokenizer fingerprint');
-      if (grammar === 'json') {
-        assert.doesNotThrow(() => JSON.parse(r.text), `JSON.parse(${JSON.stringify(r.text)})`);
-      } else {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-demo-py-'));
-        fs.writeFileSync(path.join(dir, 'gen.py'), r.text);
-        const [line] = cli(['parse', '--json', '--grammar', path.join(ROOT, 'grammars/python.lark'), dir], { okCodes: [0, 1] })
-          .split('\n').filter(Boolean).map((l) => JSON.parse(l));
-        fs.rmSync(dir, { recursive: true });
-        assert.equal(line.ok, true, `grammask parse: ${JSON.stringify(line)} for ${JSON.stringify(r.text)}`);
-      }
-      const shown = await page.locator('#out').textContent();
-      assert.equal(shown, r.decoded, 'the page shows the generated text');
-      const stats = await page.locator('#stats').textContent();
-      assert.match(stats, /tokens\/s constrained/);
-      assert.ok(await page.locator('#steps tbody tr').count() > 0, 'per-step rows are shown');
-    }
-    fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
-    await page.screenshot({ path: path.join(ROOT, 'out/demo-screenshot.png'), fullPage: true });
-    t.diagnostic(`page total ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot out/demo-screenshot.png`);
+    const origin = `http://127.0.0.1:${server.address().port}/`;
+    await fn(page, origin);
     assert.deepEqual(external, [], 'no request left 127.0.0.1');
     assert.deepEqual(errors, [], 'no uncaught page errors');
   } finally {
@@ -79,4 +71,118 @@ test('demo page in headless Chromium: tiny random model constrained to JSON and 
     server.close();
     fs.rmSync(profile, { recursive: true, force: true });
   }
+}
+
+const open = async (page, url) => {
+  await page.goto(url);
+  await page.waitForFunction(() => window.demo?.ready === true || window.demo?.error, null, { timeout: 120_000 });
+  assert.equal(await page.evaluate(() => window.demo.error), undefined);
+};
+
+/** Run until a generation ends with EOS (a random model may not), at most `tries` times. */
+async function runFinished(page, t, label, over, tries = 4) {
+  let r;
+  for (let k = 1; k <= tries; k++) {
+    r = await page.evaluate((o) => window.demo.run(o).catch((e) => ({ error: e.message })), over);
+    assert.equal(r.error, undefined, `${label}: ${r.error}`);
+    t.diagnostic(`${label} #${k}: ${r.tokens} tokens, finished ${r.finished}, compile ${r.compileMs.toFixed(0)} ms (${r.source}), `
+      + `${r.tps.toFixed(1)} tok/s constrained, ${r.tpsFree?.toFixed(1)} unconstrained, mask ${r.maskMsMean.toFixed(3)} ms/step: ${JSON.stringify(r.text).slice(0, 120)}`);
+    if (r.finished) break;
+  }
+  assert.ok(r.finished, `${label}: a generation ended with EOS within ${tries} attempts`);
+  return r;
+}
+
+test('demo page in headless Chromium: schema, Lark and fenced Python with the tiny model; errors; keyboard; responsiveness', { skip, timeout: 900_000 }, async (t) => {
+  await withPage(t, async (page, origin) => {
+    const t0 = Date.now();
+    await open(page, `${origin}?model=local:tiny-random-llama3&dtype=fp32&n=100&sample=1&wrap=10&compare=1`);
+
+    // Keyboard: Tab order through the first controls; Ctrl+Enter generates (checked below).
+    await page.focus('#model');
+    const order = [];
+    for (let i = 0; i < 6; i++) { order.push(await page.evaluate(() => document.activeElement.id || document.activeElement.name)); await page.keyboard.press('Tab'); }
+    assert.deepEqual(order.slice(0, 4), ['model', 'dtype', 'device', 'kind'], `tab order ${order}`);
+
+    // 1. A JSON Schema preset, compiled in the worker; the output validates.
+    const r1 = await runFinished(page, t, 'schema (tool call)', { kind: 'json_schema', preset: 'tool call' });
+    assert.match(r1.source, /JSON Schema compiled in the worker/);
+    const schema = JSON.parse(await page.locator('#editor').inputValue());
+    const validate = validator(schema);
+    assert.ok(validate(JSON.parse(r1.text)), `ajv: ${JSON.stringify(validate.errors)} for ${r1.text}`);
+    assert.equal(r1.shown, r1.text, 'the page shows the generated text');
+    await page.screenshot({ path: path.join(OUT, 'demo-schema.png'), fullPage: true });
+
+    // 2. Lark JSON (the prebuilt blob for this tokenizer).
+    const r2 = await runFinished(page, t, 'lark JSON', { kind: 'lark', preset: 'JSON' });
+    assert.match(r2.source, /^prebuilt /);
+    assert.doesNotThrow(() => JSON.parse(r2.text), `JSON.parse(${JSON.stringify(r2.text)})`);
+
+    // 3. Python in a fence: free preamble, then a program, then the closing fence.
+    const r3 = await runFinished(page, t, 'Python in a fence', { kind: 'lark', preset: 'Python in a fence', n: 160, wrap: 24, maxFree: 4 }, 6);
+    const m = /```python\n([\s\S]*?)\n```/.exec(r3.text);
+    assert.ok(m, `a complete fence in ${JSON.stringify(r3.text)}`);
+    const parsed = pythonParses(m[1]);
+    assert.equal(parsed.ok, true, `grammask parse of the fenced program: ${JSON.stringify(parsed)}`);
+    assert.ok(await page.locator('#out span.free').count() > 0, 'the unconstrained preamble is told apart');
+    await page.screenshot({ path: path.join(OUT, 'demo-python-fence.png'), fullPage: true });
+
+    // 4. Responsive while a grammar compiles in the worker (a Lark JSON grammar
+    //    edited so that no prebuilt blob matches: the full store is compiled).
+    await page.evaluate(async () => {
+      document.querySelector('input[name=kind][value=lark]').click();
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    await page.selectOption('#preset', 'JSON');
+    await page.waitForFunction(() => document.getElementById('editor').value.includes('start'));
+    await page.evaluate(() => { const e = document.getElementById('editor'); e.value = '// edited\n' + e.value; e.dispatchEvent(new Event('input')); });
+    const gaps = await page.evaluate(async () => {
+      let last = performance.now(), worst = 0, ticks = 0;
+      const timer = setInterval(() => { const now = performance.now(); worst = Math.max(worst, now - last); last = now; ticks++; }, 10);
+      const t0 = performance.now();
+      document.getElementById('compile').click();
+      await new Promise((r) => { const c = setInterval(() => { if (/compiled in the worker/.test(document.getElementById('compileInfo').textContent)) { clearInterval(c); r(); } }, 20); });
+      clearInterval(timer);
+      return { worst, ticks, ms: performance.now() - t0 };
+    });
+    t.diagnostic(`compile of an edited json.lark in the worker: ${gaps.ms.toFixed(0)} ms; main thread: ${gaps.ticks} timer ticks, longest gap ${gaps.worst.toFixed(0)} ms`);
+    assert.ok(gaps.worst < 250, `the main thread stayed responsive (longest gap ${gaps.worst.toFixed(0)} ms)`);
+
+    // 5. Errors inline, with their location.
+    const bad = await page.evaluate(() => window.demo.run({ kind: 'lark', preset: 'your own (arithmetic)', text: 'start: expr\nexpr: "(" expr\n  | NUMBER )\n' }).catch((e) => ({ error: e.message, line: e.line })));
+    assert.equal(bad.line, 3, JSON.stringify(bad));
+    const errText = await page.locator('#error').textContent();
+    assert.match(errText, /GrammarSyntax: .*3:\d+.*line 3, column \d+/s);
+    await page.screenshot({ path: path.join(OUT, 'demo-grammar-error.png'), fullPage: true });
+    const badSchema = await page.evaluate(() => window.demo.run({ kind: 'json_schema', preset: 'extraction form', text: '{"type": "object", "properties": {"age": {"type": "integer", "minimum": "zero"}}}' }).catch((e) => ({ error: e.message, pointer: e.pointer })));
+    assert.ok(badSchema.error, 'a bad schema is refused');
+    t.diagnostic(`bad schema: ${badSchema.error}`);
+    assert.match(await page.locator('#error').textContent(), /minimum/);
+    const badJson = await page.evaluate(() => window.demo.run({ kind: 'json_schema', text: '{"type": "object",\n  "properties": {]}' }).catch((e) => ({ error: e.message })));
+    assert.match(badJson.error, /not JSON.*line 2/);
+
+    // 6. Ctrl+Enter generates (back to a valid constraint).
+    await page.evaluate(async () => { document.querySelector('input[name=kind][value=regex]').click(); });
+    await page.waitForFunction(() => document.getElementById('preset').value === 'ISO date');
+    await page.evaluate(() => { document.getElementById('n').value = '16'; });
+    await page.focus('#prompt');
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() => /^Done/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
+    const dateText = await page.locator('#out').textContent();
+    assert.match(dateText, /^\d{0,4}(-\d{0,2}(-\d{0,2})?)?$/, `a prefix of the ISO date regex: ${dateText}`);
+    await page.screenshot({ path: path.join(OUT, 'demo-regex.png'), fullPage: true });
+    t.diagnostic(`page total ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots out/demo-*.png`);
+  });
+});
+
+test('demo page with the real SmolLM2-135M-Instruct: schema presets validate (full tier)', { skip: skip || (!FULL && 'GRAMMASK_FULL=1') || (!fs.existsSync(SMOL) && 'SMOLLM2=1 bash scripts/build-test-models.sh'), timeout: 900_000 }, async (t) => {
+  await withPage(t, async (page, origin) => {
+    await open(page, `${origin}?model=local:smollm2-135m-instruct&dtype=fp32&n=160&sample=0&compare=1`);
+    for (const preset of ['tool call', 'extraction form', 'recursive (tree)']) {
+      const r = await runFinished(page, t, `SmolLM2 ${preset}`, { kind: 'json_schema', preset }, 1);
+      const validate = validator(JSON.parse(await page.locator('#editor').inputValue()));
+      assert.ok(validate(JSON.parse(r.text)), `ajv: ${JSON.stringify(validate.errors)} for ${r.text}`);
+      await page.screenshot({ path: path.join(OUT, `demo-smollm2-${preset.split(' ')[0]}.png`), fullPage: true });
+    }
+  });
 });

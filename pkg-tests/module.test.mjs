@@ -43,25 +43,37 @@ function memoryFlags(bytes) {
   return flags;
 }
 
-for (const [name, limit] of [['grammask', 400 * 1024], ['grammask-compiler', 1200 * 1024]]) {
-  test(`${name}: wasm32 modules without threads, size within budget`, (t) => {
-    const dir = pkgDir(name);
-    for (const target of ['web', 'node', 'bundler']) {
-      const bytes = fs.readFileSync(path.join(dir, target, 'grammask_bg.wasm'));
-      assert.ok(WebAssembly.validate(bytes), `${target}: valid module`);
-      const mod = new WebAssembly.Module(bytes);
-      const flags = memoryFlags(bytes);
-      assert.equal(flags.length, 1, `${target}: one memory`);
-      assert.equal(flags[0] & 2, 0, `${target}: memory is not shared`);
-      assert.ok(WebAssembly.Module.exports(mod).some((e) => e.kind === 'memory'));
-      const gz = zlib.gzipSync(bytes, { level: 9 }).length;
-      if (target === 'web') t.diagnostic(`${name}: ${bytes.length} bytes, ${gz} gzip -9 (budget ${limit})`);
-      assert.ok(gz <= limit, `${target}: ${gz} bytes gzip > ${limit}`);
-    }
+// Budgets (issue 12): what a page downloads for the entry that compiles
+// schemas (web.js + core.mjs + the wasm-bindgen glue + the .wasm) at most
+// 600 KB gzip; the lean runtime's .wasm at most 400 KB gzip.
+const BUILDS = [
+  { name: 'grammask', dir: '.', entry: ['web.js', 'core.mjs', 'web/grammask.js', 'web/grammask_bg.wasm'], limit: 600 * 1024, compiler: true },
+  { name: 'grammask/runtime', dir: 'runtime', entry: ['runtime/web.js', 'core.mjs', 'runtime/web/grammask.js', 'runtime/web/grammask_bg.wasm'], limit: 400 * 1024, compiler: false },
+];
+
+for (const b of BUILDS) {
+  test(`${b.name}: a wasm32 module without threads, download within budget`, (t) => {
+    const dir = pkgDir('grammask');
+    const wasm = path.join(dir, b.dir, 'web', 'grammask_bg.wasm');
+    const bytes = fs.readFileSync(wasm);
+    assert.ok(WebAssembly.validate(bytes), 'valid module');
+    const mod = new WebAssembly.Module(bytes);
+    const flags = memoryFlags(bytes);
+    assert.equal(flags.length, 1, 'one memory');
+    assert.equal(flags[0] & 2, 0, 'memory is not shared');
+    assert.ok(WebAssembly.Module.exports(mod).some((e) => e.kind === 'memory'));
+    assert.equal(WebAssembly.Module.exports(mod).some((e) => e.name === 'compileRaw'), b.compiler, 'compiler in the full build only');
+    let raw = 0, gz = 0;
+    for (const f of b.entry) { const x = fs.readFileSync(path.join(dir, f)); raw += x.length; gz += zlib.gzipSync(x, { level: 9 }).length; }
+    t.diagnostic(`${b.name} web entry (${b.entry.join(' + ')}): ${raw} bytes, ${gz} gzip -9 (budget ${b.limit}); .wasm ${bytes.length} bytes`);
+    assert.ok(gz <= b.limit, `${gz} bytes gzip > ${b.limit}`);
+    // The node and bundler glue load the same .wasm (one copy per build).
+    assert.ok(!fs.existsSync(path.join(dir, b.dir, 'node', 'grammask_bg.wasm')) || b.dir !== '.', 'one .wasm copy');
+    assert.match(fs.readFileSync(path.join(dir, b.dir, 'node', 'grammask.js'), 'utf8'), /\.\.\/web\/grammask_bg\.wasm/);
     try { // wabt, when present: no atomic instructions at all
-      const dis = execFileSync('wasm-objdump', ['-d', path.join(dir, 'web', 'grammask_bg.wasm')], { maxBuffer: 1 << 30, encoding: 'utf8' });
+      const dis = execFileSync('wasm-objdump', ['-d', wasm], { maxBuffer: 1 << 30, encoding: 'utf8' });
       assert.doesNotMatch(dis, /atomic|memory\.atomic/);
-      const hdr = execFileSync('wasm-objdump', ['-x', path.join(dir, 'web', 'grammask_bg.wasm')], { maxBuffer: 1 << 28, encoding: 'utf8' });
+      const hdr = execFileSync('wasm-objdump', ['-x', wasm], { maxBuffer: 1 << 28, encoding: 'utf8' });
       assert.match(hdr, /^ - memory\[0\] pages: initial=\d+/m);
       assert.doesNotMatch(hdr, /^ - memory\[\d+\].*shared/m);
     } catch (e) {
@@ -69,39 +81,53 @@ for (const [name, limit] of [['grammask', 400 * 1024], ['grammask-compiler', 120
       t.diagnostic('wasm-objdump not installed: instruction scan skipped');
     }
   });
-
-  test(`${name}: package.json exports (types first) and files whitelist`, async () => {
-    const dir = pkgDir(name);
-    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    assert.equal(pkg.name, name);
-    for (const [k, v] of Object.entries(pkg.exports)) {
-      if (typeof v === 'object') assert.equal(Object.keys(v)[0], 'types', `exports["${k}"]: types first`);
-    }
-    // The installed tree is exactly the packed one: every file is whitelisted and present.
-    const listed = new Set(['package.json', 'README.md', ...pkg.files]);
-    const walk = (d, pre = '') => fs.readdirSync(d, { withFileTypes: true })
-      .flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name), `${pre}${e.name}/`) : [`${pre}${e.name}`]));
-    assert.deepEqual(walk(dir).sort(), [...listed].sort());
-    // Both Node entries load and agree.
-    const esm = await import(name);
-    const cjs = require(name);
-    for (const api of [esm, cjs]) {
-      assert.equal(typeof api.MaskStore.fromBytes, 'function');
-      assert.equal(typeof api.Matcher, 'function');
-      assert.equal(typeof api.init, 'function');
-      assert.equal(typeof api.compileStore, name === 'grammask' ? 'undefined' : 'function');
-    }
-    const dts = fs.readFileSync(path.join(dir, 'index.d.ts'), 'utf8');
-    assert.match(dts, /export class Matcher/);
-    assert.equal(/export function compileStore/.test(dts), name === 'grammask-compiler');
-  });
 }
 
-test('the web entry refuses use before init()', async () => {
-  const web = await import('grammask/web');
-  assert.throws(() => web.MaskStore.fromBytes(new Uint8Array(8)), /call `await init\(\)` first/);
-  // initSync from the module's bytes, then it works.
-  web.initSync(fs.readFileSync(path.join(pkgDir('grammask'), 'web', 'grammask_bg.wasm')));
-  assert.throws(() => web.MaskStore.fromBytes(new Uint8Array(8)), /label/);
-  assert.ok(fs.existsSync(path.join(ROOT, 'pkg', 'web', 'grammask_bg.wasm')));
+test('grammask: package.json exports (types first), files whitelist, entries', async () => {
+  const dir = pkgDir('grammask');
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  assert.equal(pkg.name, 'grammask');
+  for (const [k, v] of Object.entries(pkg.exports)) {
+    if (typeof v === 'object') assert.equal(Object.keys(v)[0], 'types', `exports["${k}"]: types first`);
+  }
+  // The installed tree is exactly the packed one: every file is whitelisted and present.
+  const listed = new Set(['package.json', 'README.md', ...pkg.files]);
+  const walk = (d, pre = '') => fs.readdirSync(d, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name), `${pre}${e.name}/`) : [`${pre}${e.name}`]));
+  assert.deepEqual(walk(dir).sort(), [...listed].sort());
+  // The Node entries (ESM and CJS) of both builds load and agree.
+  for (const [spec, compiler] of [['grammask', true], ['grammask/runtime', false]]) {
+    const esm = await import(spec);
+    const cjs = require(spec);
+    for (const api of [esm, cjs]) {
+      for (const k of ['MaskStore', 'Matcher', 'PreparedVocab', 'tokenizerFingerprint', 'init', 'hasCompiler']) {
+        assert.equal(typeof api[k], 'function', `${spec}: ${k}`);
+      }
+      assert.equal(api.hasCompiler(), compiler, `${spec}: hasCompiler()`);
+    }
+    if (!compiler) {
+      const v = esm.PreparedVocab.fromTokenizerJson('{"model":{"vocab":{"a":0,"b":1}}}', { eosTokenIds: [1] });
+      assert.throws(() => esm.compile(v, { type: 'json' }), /needs the compiler; this is the runtime-only build/);
+      assert.equal(v.prepare(), false);
+      v.free();
+    }
+  }
+  const dts = fs.readFileSync(path.join(dir, 'index.d.ts'), 'utf8');
+  for (const re of [/export class Matcher/, /export class PreparedVocab/, /export function compile\(/, /export function compileStore/, /export type ResponseFormat/]) {
+    assert.match(dts, re);
+  }
+  const rdts = fs.readFileSync(path.join(dir, 'runtime.d.ts'), 'utf8');
+  const exported = /export \{([^}]*)\}/.exec(rdts)[1].split(',').map((x) => x.trim());
+  assert.ok(exported.includes('PreparedVocab') && !exported.includes('compile') && !exported.includes('compileStore'), exported.join(' '));
 });
+
+for (const [spec, dir] of [['grammask/web', '.'], ['grammask/runtime/web', 'runtime']]) {
+  test(`${spec} refuses use before init()`, async () => {
+    const web = await import(spec);
+    assert.throws(() => web.MaskStore.fromBytes(new Uint8Array(8)), /call `await init\(\)` first/);
+    // initSync from the module's bytes, then it works.
+    web.initSync(fs.readFileSync(path.join(pkgDir('grammask'), dir, 'web', 'grammask_bg.wasm')));
+    assert.throws(() => web.MaskStore.fromBytes(new Uint8Array(8)), /label/);
+    assert.ok(fs.existsSync(path.join(ROOT, 'pkg', dir, 'web', 'grammask_bg.wasm')));
+  });
+}

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MaskStore, Matcher } from 'grammask';
+import { MaskStore, Matcher, compile } from 'grammask';
 import { ROOT, cli, corpus, tokenIdOf } from './helpers.mjs';
 
 const WORKER = path.join(ROOT, 'www/worker');
@@ -88,9 +88,9 @@ test('Cloudflare Worker under wrangler dev: /mask and /validate equal the packag
 
     // /validate: tokens (the whole file + EOS) and texts, against the CLI's parse.
     let r = await post(base, '/validate', { tokens: [...native.ids, store.eosTokenIds[0]] });
-    assert.deepEqual(r.body, { accepted: true, errorAt: null });
+    assert.deepEqual(r.body, { store: 'default', accepted: true, errorAt: null });
     r = await post(base, '/validate', { tokens: native.ids.slice(0, 3) });
-    assert.deepEqual(r.body, { accepted: false, errorAt: 3 }, 'an incomplete text: errorAt = input length');
+    assert.deepEqual(r.body, { store: 'default', accepted: false, errorAt: 3 }, 'an incomplete text: errorAt = input length');
     const texts = [fs.readFileSync(file, 'utf8'), '{"a": [1, 2, {"b": null}]}', '{"a": [1, 2,]}', '[1, 2', ' "caf\u00e9 \u2603" ', '{"x": tru}', ''];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-worker-'));
     texts.forEach((s, i) => fs.writeFileSync(path.join(dir, `t${i}.json`), s));
@@ -109,8 +109,51 @@ test('Cloudflare Worker under wrangler dev: /mask and /validate equal the packag
     }
     // errorAt is the UTF-8 byte offset of the first refused byte.
     r = await post(base, '/validate', { text: '{"a": [1, 2,]}' });
-    assert.deepEqual(r.body, { accepted: false, errorAt: 12 });
+    assert.deepEqual(r.body, { store: 'default', accepted: false, errorAt: 12 });
     assert.equal((await fetch(base + '/nope')).status, 404);
+
+    // Constraints sent with the request: compiled in the Worker, cached per hash.
+    const vocab = store.vocab();
+    const formats = [
+      { responseFormat: { type: 'lark', grammar: 'start: ("yes" | "no") "!"\n' }, text: 'yes!', prefix: 'ye' },
+      { responseFormat: { type: 'regex', regex: '[0-9]{3}-[0-9]{4}' }, text: '555-0199', prefix: '555-' },
+      { schema: { type: 'object', properties: { ok: { type: 'boolean' }, n: { type: 'integer', minimum: 0 } }, required: ['ok', 'n'], additionalProperties: false },
+        text: '{"ok": true, "n": 7}', prefix: '{"ok"' },
+    ];
+    for (const f of formats) {
+      const fmt = f.responseFormat ?? { type: 'json_schema', json_schema: f.schema };
+      const local = compile(vocab, fmt);
+      const lm = new Matcher(local);
+      const first = await post(base, '/mask', { ...f, tokens: [] });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.match(first.body.store, /^s-[0-9a-f]{16}$/);
+      assert.equal(first.body.cached, false);
+      const words = new Uint32Array(Uint8Array.from(Buffer.from(first.body.mask, 'base64')).buffer);
+      assert.deepEqual(words, lm.computeMask(), `${JSON.stringify(fmt)}: first mask equals the package's`);
+      const again = await post(base, '/mask', { ...f, tokens: [] });
+      assert.equal(again.body.cached, true, 'the second request hits the cache');
+      assert.equal(again.body.store, first.body.store);
+      // The store id alone, with tokens (the text's bytes as single-byte tokens).
+      const byteIds = Array.from(new TextEncoder().encode(f.prefix), (b) => tokenIdOf(store, String.fromCharCode(b)));
+      lm.commitTokens(byteIds);
+      const byId = await post(base, '/mask', { store: first.body.store, tokens: byteIds });
+      assert.equal(byId.status, 200, JSON.stringify(byId.body));
+      assert.deepEqual(new Uint32Array(Uint8Array.from(Buffer.from(byId.body.mask, 'base64')).buffer), lm.computeMask());
+      const v = await post(base, '/validate', { store: first.body.store, text: f.text });
+      assert.deepEqual(v.body, { store: first.body.store, accepted: true, errorAt: null }, f.text);
+      t.diagnostic(`${fmt.type}: compiled in the Worker in ${first.body.compileMs.toFixed(1)} ms; store ${first.body.store}`);
+      lm.free(); local.free();
+    }
+    // Same schema, other key order: the same store.
+    const a = await post(base, '/mask', { tokens: [], schema: { required: ['ok', 'n'], additionalProperties: false, type: 'object', properties: { n: { minimum: 0, type: 'integer' }, ok: { type: 'boolean' } } } });
+    assert.equal(a.body.cached, true);
+    assert.equal((await post(base, '/mask', { tokens: [], store: 's-0000000000000000' })).status, 404);
+    const badGrammar = await post(base, '/mask', { tokens: [], responseFormat: { type: 'lark', grammar: 'start: (' } });
+    assert.equal(badGrammar.status, 400);
+    assert.equal(badGrammar.body.kind, 'GrammarSyntax');
+    const info2 = await (await fetch(base + '/')).json();
+    assert.ok(info2.stores.length >= 4, JSON.stringify(info2.stores));
+    vocab.free();
   } finally {
     try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
     await new Promise((r) => setTimeout(r, 300));

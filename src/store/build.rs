@@ -188,10 +188,10 @@ fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMu
     rep.lexer_states = lexer.n_states();
     rep.lexer_classes = lexer.n_classes();
     progress(&format!(
-        "lexer ({}): {} states, {} byte classes, {} modes ({} ms)",
-        cfg.lexer.name(),
+        "lexer: {} states, {} byte classes, {} lexing, {} modes ({} ms)",
         lexer.n_states(),
         lexer.n_classes(),
+        cfg.lexer.name(),
         stats.n_modes,
         rep.ms_lexer
     ));
@@ -517,6 +517,7 @@ impl Assembler {
         always.sort_unstable();
         always.dedup();
         t.q_always[q] = if always.is_empty() { NONE } else { super::sets::add_dedup(&mut t.sets, &mut self.set_ids, &always) };
+        t.sync_lcp();
     }
 }
 
@@ -530,6 +531,7 @@ fn assemble(lexer: Lexer, grammar: Grammar, vocab: Rc<Vocab>, info: StoreInfo, r
     }
     let (entry_vidx, pool_vidx) = (std::mem::take(&mut t.ctx.entry_vidx), std::mem::take(&mut t.ctx.pool_vidx));
     t.ctx = context_table(&grammar, ctx, entry_vidx, pool_vidx);
+    t.sets = super::sets::delta_encode(std::mem::take(&mut t.sets));
     MaskStore {
         lexer,
         grammar,

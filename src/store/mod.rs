@@ -84,6 +84,12 @@ pub struct Tables {
     pub(crate) seq_pool: Vec<u32>,
     /// Per item: its token set.
     pub(crate) item_set: Vec<u32>,
+    /// Per stored entry: the length of the prefix its sequence shares with
+    /// the previous stored entry's (saturated at 255; computed when entries
+    /// are added or loaded, not stored). Lets the matcher skip the entries
+    /// under a rejected prefix without reading their sequences. See
+    /// [`Tables::sync_lcp`].
+    pub(crate) entry_lcp: Vec<u8>,
     pub(crate) sets: TokenSets,
     /// Parser-context verdicts (streamlining beyond the paper; empty when
     /// the store has none). See [`ContextTable`].
@@ -135,6 +141,15 @@ impl Tables {
     #[inline]
     pub fn entry_set(&self, e: usize) -> u32 {
         self.item_set[self.entry_item[e] as usize]
+    }
+
+    /// Extend `entry_lcp` to the stored entries added since the last call
+    /// (indices must be valid).
+    pub(crate) fn sync_lcp(&mut self) {
+        for e in self.entry_lcp.len()..self.entry_item.len() {
+            let l = if e == 0 { 0 } else { self.entry_seq(e - 1).iter().zip(self.entry_seq(e)).take_while(|(a, b)| a == b).count() };
+            self.entry_lcp.push(l.min(255) as u8);
+        }
     }
 }
 
@@ -280,6 +295,7 @@ impl ContextTable {
         Ok(())
     }
 }
+
 
 impl MaskStore {
     pub fn vocab(&self) -> &Vocab {

@@ -35,8 +35,10 @@
 //!   and goto tables (row-major), rule lhs, rule lengths.
 //! - `INDT`: `[]` or `[newline, indent, dedent]` then bracket deltas (bytes,
 //!   i8); scalar `n_terminals`.
-//! - `VOCB`: token bytes (concatenated), token lengths, special flags
-//!   (bitset bytes), EOS ids.
+//! - `VOCB`: scalars token count and total token bytes, the two code-length
+//!   tables and the bit stream of the packed token bytes (bytes; see
+//!   [`crate::vocab::pack`]: pairs of earlier tokens or literal bytes),
+//!   special flags (bitset bytes), EOS ids.
 //! - `POSN`: `q_base`, `q_target`, `q_always`, `q_entries` (2 per position),
 //!   `entry_item`, `item_seq` (2 per item), `seq_pool`, `item_set`.
 //! - `CTXV`: parser-context verdicts ([`super::ContextTable`]; all arrays
@@ -65,7 +67,9 @@
 //! (`4 * below + mode`, pending-newline modes) instead of a bracket bit.
 //! Version 5: lexer winner lists (several winners under LongestAll) and the
 //! contextual lexing tables; entry sequences may hold mode symbols (`n_terminals +
-//! 5 + mode`, see `parser::indent::Events`).
+//! 5 + mode`, see `parser::indent::Events`). Version 6: packed token bytes in
+//! `VOCB` (pairs of earlier tokens, see [`crate::vocab::pack`]) and xor token
+//! sets (a base set plus toggled ids, see [`super::sets`]).
 //!
 //! ## Safety
 //! [`MaskStore::from_bytes`] never panics and never reads out of bounds: every
@@ -81,7 +85,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub const MAGIC: &[u8; 8] = b"GRAMMASK";
 pub const ENDIAN_MARK: u32 = 0x0102_0304;
 /// Bump on any format change.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The sections, in blob order.
 pub const SECTION_TAGS: [&[u8; 4]; 8] = [b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"CTXV", b"SETS", b"INFO"];
 
@@ -455,8 +459,9 @@ impl MaskStore {
         }
         indt.u32(self.grammar.n_terminals);
         let mut vocb = SectionWriter::default();
-        let lens: Vec<u32> = self.vocab.offsets().windows(2).map(|w| w[1] - w[0]).collect();
-        vocb.bytes(self.vocab.bytes()).u32s(&lens).bytes(self.vocab.special_bits());
+        let packed = crate::vocab::pack::pack(self.vocab.bytes(), self.vocab.offsets());
+        vocb.u32(packed.n).u32(packed.total).bytes(&packed.code_lens).bytes(&packed.stream);
+        vocb.bytes(self.vocab.special_bits());
         vocb.u32s(&self.vocab.eos_ids().iter().map(|t| t.0).collect::<Vec<_>>());
         let mut posn = SectionWriter::default();
         posn.u32s(&self.q_base)
@@ -561,19 +566,15 @@ impl MaskStore {
             grammar = grammar.with_modes(c.state_mode.clone(), c.n_modes);
         }
         let mut r = section(&h, bytes, b"VOCB")?;
-        let (tb, lens, special) = (r.bytes()?, r.u32s()?, r.bytes()?);
+        let vocb_len = r.data.len();
+        let (n, total) = (r.u32()?, r.u32()?);
+        let packed = crate::vocab::pack::PackedTokens { n, total, code_lens: r.bytes()?, stream: r.bytes()? };
+        let special = r.bytes()?;
         let eos = r.u32s()?.into_iter().map(crate::ids::TokenId).collect();
         r.finish()?;
-        let mut offs = Vec::with_capacity(lens.len() + 1);
-        let mut end = 0u64;
-        offs.push(0);
-        for l in lens {
-            end += l as u64;
-            if end > tb.len() as u64 {
-                return Err(corrupt("token lengths exceed the token bytes"));
-            }
-            offs.push(end as u32);
-        }
+        // Unpacked bytes are bounded by a multiple of the section's size.
+        let (tb, offs) = crate::vocab::pack::unpack(&packed, 32 * vocb_len + (1 << 20))
+            .map_err(|e| corrupt(format_args!("section VOCB: {}", e.message())))?;
         let vocab = crate::vocab::Vocab::from_parts(tb, offs, special, eos)
             .map_err(|e| corrupt(format_args!("section VOCB: {}", e.message())))?;
         let mut r = section(&h, bytes, b"POSN")?;
@@ -626,13 +627,15 @@ impl MaskStore {
                 item_seq,
                 seq_pool,
                 item_set,
-                sets: super::sets::TokenSets { words, vocab_len, index, data },
+                entry_lcp: Vec::new(),
+                sets: super::sets::TokenSets::new(words, vocab_len, index, data),
                 ctx,
             }),
             #[cfg(feature = "compiler")]
             lazy: None,
         };
         store.validate().map_err(corrupt)?;
+        store.tables.borrow_mut().sync_lcp();
         if let Some(ind) = &store.grammar.indent {
             if store.tables().seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {
                 return Err(corrupt("a sequence holds an INDENT or DEDENT terminal"));

@@ -1,12 +1,27 @@
-//! Loading a [`Vocab`] from a Hugging Face `tokenizer.json` (feature `compiler`).
+//! Loading a [`Vocab`] from a Hugging Face `tokenizer.json` (feature
+//! `tokenizer-json`), with `serde_json` only: no tokenizer is built, nothing is
+//! encoded. The result is the vocabulary the `tokenizers` crate (0.22) itself
+//! would give (same ids, bytes, special flags, so the same fingerprint); the
+//! test `tests/vocab.rs` checks this against the crate on every tokenizer in
+//! `models/`.
 //!
-//! Token bytes are recovered per id from the token string (`id_to_token`,
-//! added tokens first, as the tokenizer's own `decode` does), according to the
-//! scheme named by the tokenizer's decoder (or, without a decoder, its
-//! pre-tokenizer) — never guessed from file names:
-//! - **ByteLevel** (GPT-2 style byte-to-unicode table; Llama-3, Qwen, GPT-4o):
-//!   each char maps back to one byte; a token with a char outside the table
-//!   keeps its UTF-8 bytes (exactly what the ByteLevel decoder does).
+//! **Ids.** The model's vocabulary: `model.vocab`, an object `{token: id}`
+//! (BPE, WordPiece, WordLevel) or a list of `[piece, score]` whose index is the
+//! id (Unigram). Then `added_tokens`, in file order, numbered as the crate
+//! numbers them (`AddedVocabulary::add_tokens`): a token whose content is
+//! already an added token or a model token takes that id; otherwise the next
+//! free id from the model's vocabulary size on. (The `id` written in the file
+//! is not used: the crate only warns when it differs.) An empty content, or a
+//! token identical to an earlier one, is skipped. [`Vocab::len`] is the largest
+//! id + 1; ids with no token at all are holes (empty bytes).
+//!
+//! **Bytes** per id, from the token string (added tokens first, as the
+//! tokenizer's own `decode` does), according to the scheme named by the
+//! tokenizer's decoder (or, without a decoder, its pre-tokenizer), never
+//! guessed from file names:
+//! - **ByteLevel** (GPT-2 style byte-to-unicode table; Llama-3, Qwen, GPT-4o,
+//!   SmolLM2): each char maps back to one byte; a token with a char outside the
+//!   table keeps its UTF-8 bytes (exactly what the ByteLevel decoder does).
 //! - **SentencePiece style**: the per-token steps of the decoder chain, in
 //!   order: `Metaspace` (replacement char → `' '`), `Replace` (string pattern
 //!   → content), `ByteFallback` (`<0xNN>` → byte `NN`). `Fuse` and `Strip` act
@@ -16,25 +31,52 @@
 //!   string's UTF-8 bytes.
 //!
 //! Other decoders (WordPiece, BPE suffixes, CTC, regex `Replace`) are rejected.
-//!
 //! Added tokens contribute their content; the special ones are flagged.
 //!
-//! EOS ids: with `eos_override`, exactly those ids. Otherwise the union of
-//! `eos_token` in `tokenizer_config.json` (a string or `{"content": ...}`) and
-//! `eos_token_id` in `generation_config.json` (an int or a list). If neither
-//! yields an id the load fails and asks for `--eos`.
+//! **EOS ids**: with an explicit list, exactly those ids. Otherwise the union
+//! of `eos_token` in `tokenizer_config.json` (a string or `{"content": ...}`)
+//! and `eos_token_id` in `generation_config.json` (an int or a list). If
+//! neither yields an id the load fails and says which option gives them.
+//!
+//! Parsing borrows the token strings from the JSON text and skips everything
+//! else (merges, normalizer, post-processor) without building values, so the
+//! 9 MB Llama-3 file loads in tens of milliseconds.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::str::FromStr;
 
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
-use tokenizers::Tokenizer;
 
 use super::Vocab;
 use crate::err;
 use crate::ids::TokenId;
 use crate::Result;
+
+/// Where the configuration comes from and how messages name the EOS option.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOptions<'a> {
+    /// Contents of `tokenizer_config.json` (its `eos_token`).
+    pub tokenizer_config: Option<&'a str>,
+    /// Contents of `generation_config.json` (its `eos_token_id`).
+    pub generation_config: Option<&'a str>,
+    /// Explicit EOS ids: replace the configured ones.
+    pub eos: Option<&'a [u32]>,
+    /// How error messages name the option that gives EOS ids, e.g.
+    /// `"--eos ID[,ID...]"` (the CLI) or `"the eosTokenIds option"` (JS).
+    pub eos_option: &'a str,
+}
+
+/// The CLI's name for the EOS option (the default of [`vocab_from_json`]).
+pub const CLI_EOS_OPTION: &str = "--eos ID[,ID...]";
+
+impl Default for LoadOptions<'_> {
+    fn default() -> Self {
+        LoadOptions { tokenizer_config: None, generation_config: None, eos: None, eos_option: CLI_EOS_OPTION }
+    }
+}
 
 /// Loads `tokenizer.json` at `path`; `tokenizer_config.json` and
 /// `generation_config.json` in the same directory are read for EOS ids when
@@ -46,68 +88,244 @@ pub fn load_tokenizer_file(path: &Path, eos_override: Option<&[u32]>) -> Result<
     };
     let json = read(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let optional = |name: &str| -> Result<Option<(String, String)>> {
+    let optional = |name: &str| -> Result<Option<String>> {
         let p = dir.join(name);
         if p.is_file() {
-            Ok(Some((read(&p)?, p.display().to_string())))
+            Ok(Some(read(&p)?))
         } else {
             Ok(None)
         }
     };
     let tc = optional("tokenizer_config.json")?;
     let gc = optional("generation_config.json")?;
-    let tok = parse_tokenizer(&json, &path.display().to_string())?;
-    build(
-        &tok,
-        tc.as_ref().map(|(s, p)| (s.as_str(), p.as_str())),
-        gc.as_ref().map(|(s, p)| (s.as_str(), p.as_str())),
-        eos_override,
-    )
-    .map_err(|e| err!(Tokenizer, "{}: {}", path.display(), e.message()))
+    let opts = LoadOptions {
+        tokenizer_config: tc.as_deref(),
+        generation_config: gc.as_deref(),
+        eos: eos_override,
+        eos_option: CLI_EOS_OPTION,
+    };
+    vocab_from_json_with(&json, &opts).map_err(|e| err!(Tokenizer, "{}: {}", path.display(), e.message()))
 }
 
 /// Builds a [`Vocab`] from the contents of `tokenizer.json` and, optionally,
-/// `tokenizer_config.json` and `generation_config.json`.
+/// `tokenizer_config.json` and `generation_config.json` (messages name the
+/// CLI's `--eos`; see [`vocab_from_json_with`]).
 pub fn vocab_from_json(
     tokenizer_json: &str,
     tokenizer_config: Option<&str>,
     generation_config: Option<&str>,
     eos_override: Option<&[u32]>,
 ) -> Result<Vocab> {
-    let tok = parse_tokenizer(tokenizer_json, "tokenizer.json")?;
-    build(
-        &tok,
-        tokenizer_config.map(|s| (s, "tokenizer_config.json")),
-        generation_config.map(|s| (s, "generation_config.json")),
-        eos_override,
+    vocab_from_json_with(
+        tokenizer_json,
+        &LoadOptions { tokenizer_config, generation_config, eos: eos_override, eos_option: CLI_EOS_OPTION },
     )
 }
 
-/// Builds a [`Vocab`] from an already loaded tokenizer (configs as in
-/// [`vocab_from_json`]).
-pub fn vocab_from_tokenizer(
-    tok: &Tokenizer,
-    tokenizer_config: Option<&str>,
-    generation_config: Option<&str>,
-    eos_override: Option<&[u32]>,
-) -> Result<Vocab> {
-    build(
-        tok,
-        tokenizer_config.map(|s| (s, "tokenizer_config.json")),
-        generation_config.map(|s| (s, "generation_config.json")),
-        eos_override,
-    )
+/// Builds a [`Vocab`] from the contents of `tokenizer.json` (see the module doc).
+pub fn vocab_from_json_with(tokenizer_json: &str, opts: &LoadOptions) -> Result<Vocab> {
+    let file: TokenizerFile = serde_json::from_str(tokenizer_json)
+        .map_err(|e| err!(Tokenizer, "invalid tokenizer.json: {e}"))?;
+    let ids = Ids::new(&file)?;
+    let scheme = detect_scheme(file.decoder.as_ref(), file.pre_tokenizer.as_ref())?;
+    let inverse = matches!(scheme, Scheme::ByteLevel).then(byte_level_inverse);
+    let tokens: Vec<(Vec<u8>, bool)> = (0..ids.n as u32)
+        .map(|id| {
+            if let Some(a) = ids.added_r.get(&id) {
+                return (a.content.as_bytes().to_vec(), a.special);
+            }
+            let Some(s) = ids.model_token(id) else { return (Vec::new(), false) };
+            let bytes = match (&scheme, &inverse) {
+                // Like the ByteLevel decoder: a char outside the table keeps the raw string.
+                (Scheme::ByteLevel, Some(inv)) => s
+                    .chars()
+                    .map(|c| inv.get(&c).copied())
+                    .collect::<Option<Vec<u8>>>()
+                    .unwrap_or_else(|| s.as_bytes().to_vec()),
+                (Scheme::Pieces(steps), _) => piece_bytes(s, steps),
+                _ => s.as_bytes().to_vec(),
+            };
+            (bytes, false)
+        })
+        .collect();
+    let eos = find_eos(&ids, opts)?;
+    Vocab::from_tokens(tokens, &eos)
 }
 
-fn parse_tokenizer(json: &str, what: &str) -> Result<Tokenizer> {
-    // The tokenizers crate should not panic on bad input, but be safe: a panic
-    // here would otherwise take the whole compiler down.
-    match std::panic::catch_unwind(|| Tokenizer::from_str(json)) {
-        Ok(Ok(t)) => Ok(t),
-        Ok(Err(e)) => Err(err!(Tokenizer, "invalid tokenizer {what}: {e}")),
-        Err(_) => Err(err!(Tokenizer, "invalid tokenizer {what}: the tokenizers crate panicked")),
+// ---- the parts of tokenizer.json that matter --------------------------------
+
+#[derive(Deserialize)]
+struct TokenizerFile<'a> {
+    #[serde(borrow, default, deserialize_with = "null_as_empty")]
+    added_tokens: Vec<AddedToken<'a>>,
+    #[serde(borrow)]
+    model: Model<'a>,
+    #[serde(default)]
+    decoder: Option<Value>,
+    #[serde(default)]
+    pre_tokenizer: Option<Value>,
+}
+
+fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> std::result::Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// An entry of `added_tokens`. Equality is the crate's: every field (the
+/// defaults are the crate's `AddedToken::default()`).
+#[derive(Deserialize, Clone, PartialEq, Eq, Hash)]
+struct AddedToken<'a> {
+    #[serde(borrow)]
+    content: Str<'a>,
+    #[serde(default)]
+    single_word: bool,
+    #[serde(default)]
+    lstrip: bool,
+    #[serde(default)]
+    rstrip: bool,
+    #[serde(default = "yes")]
+    normalized: bool,
+    #[serde(default)]
+    special: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A string borrowed from the JSON text when it has no escapes.
+#[derive(Deserialize, Clone, PartialEq, Eq, Hash)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
     }
 }
+
+#[derive(Deserialize)]
+struct Model<'a> {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(borrow)]
+    vocab: ModelVocab<'a>,
+}
+
+/// `model.vocab`: `{token: id}` or `[[piece, score], ...]` (Unigram).
+enum ModelVocab<'a> {
+    Map(Vec<(Str<'a>, u32)>),
+    List(Vec<Str<'a>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ModelVocab<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ModelVocab<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object {token: id} or a list of [piece, score] pairs")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+                while let Some((k, v)) = m.next_entry::<Str<'a>, u32>()? {
+                    out.push((k, v));
+                }
+                Ok(ModelVocab::Map(out))
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> std::result::Result<Self::Value, S::Error> {
+                #[derive(Deserialize)]
+                struct Piece<'a>(#[serde(borrow)] Str<'a>, IgnoredAny);
+                let mut out = Vec::with_capacity(s.size_hint().unwrap_or(0));
+                while let Some(Piece(p, _)) = s.next_element::<Piece<'a>>()? {
+                    out.push(p);
+                }
+                Ok(ModelVocab::List(out))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Token ↔ id as the `tokenizers` crate assigns them (see the module doc).
+struct Ids<'f, 'a> {
+    /// Model token → id (later duplicates win, as in the crate's maps).
+    model: HashMap<&'f str, u32>,
+    /// Model id → token.
+    model_r: HashMap<u32, &'f str>,
+    /// Added token content → id, and id → token.
+    added: HashMap<&'f str, u32>,
+    added_r: HashMap<u32, &'f AddedToken<'a>>,
+    n: usize,
+}
+
+impl<'f, 'a> Ids<'f, 'a> {
+    fn new(file: &'f TokenizerFile<'a>) -> Result<Self> {
+        let mut model = HashMap::new();
+        let mut model_r = HashMap::new();
+        let model_size = match (&file.model.vocab, file.model.kind.as_deref()) {
+            (ModelVocab::Map(entries), None | Some("BPE" | "WordPiece" | "WordLevel")) => {
+                model.reserve(entries.len());
+                model_r.reserve(entries.len());
+                for (t, id) in entries {
+                    model.insert(&**t, *id);
+                    model_r.insert(*id, &**t);
+                }
+                model.len()
+            }
+            (ModelVocab::List(pieces), None | Some("Unigram")) => {
+                model.reserve(pieces.len());
+                for (i, p) in pieces.iter().enumerate() {
+                    let id = u32::try_from(i).map_err(|_| err!(Limit, "vocab: too many tokens"))?;
+                    model.insert(&**p, id);
+                    model_r.insert(id, &**p);
+                }
+                pieces.len()
+            }
+            (v, Some(k)) => {
+                let shape = if matches!(v, ModelVocab::Map(_)) { "an object" } else { "a list" };
+                return Err(err!(Tokenizer, "invalid tokenizer.json: a {k} model with {shape} as its vocab"));
+            }
+        };
+        let model_size = u32::try_from(model_size).map_err(|_| err!(Limit, "vocab: too many tokens"))?;
+        // AddedVocabulary::add_tokens, on an empty added vocabulary.
+        let mut added: HashMap<&'f str, u32> = HashMap::new();
+        let mut added_r: HashMap<u32, &'f AddedToken<'a>> = HashMap::new();
+        let mut existing: HashSet<&'f AddedToken<'a>> = HashSet::new();
+        let mut next_id = model_size;
+        for t in &file.added_tokens {
+            if t.content.is_empty() || existing.contains(t) {
+                continue;
+            }
+            let id = match added.get(&*t.content).or_else(|| model.get(&*t.content)) {
+                Some(&id) => id,
+                None => {
+                    let id = next_id;
+                    next_id = next_id.checked_add(1).ok_or_else(|| err!(Limit, "vocab: too many tokens"))?;
+                    id
+                }
+            };
+            added.insert(&t.content, id);
+            added_r.insert(id, t);
+            existing.insert(t);
+        }
+        let n = model.values().chain(added.values()).copied().max().map_or(0, |m| m as usize + 1);
+        if n == 0 {
+            return Err(err!(Tokenizer, "the tokenizer has an empty vocabulary"));
+        }
+        Ok(Ids { model, model_r, added, added_r, n })
+    }
+
+    fn model_token(&self, id: u32) -> Option<&'f str> {
+        self.model_r.get(&id).copied()
+    }
+
+    /// Token string → id: added tokens first, then the model.
+    fn token_to_id(&self, s: &str) -> Option<u32> {
+        self.added.get(s).or_else(|| self.model.get(s)).copied()
+    }
+}
+
+// ---- token bytes -------------------------------------------------------------
 
 /// How token strings map to bytes (see the module doc).
 #[derive(Debug)]
@@ -124,34 +342,28 @@ enum Step {
     ByteFallback,
 }
 
-fn detect_scheme(tok: &Tokenizer) -> Result<Scheme> {
-    let to_json = |v: serde_json::Result<Value>| {
-        v.map_err(|e| err!(Tokenizer, "cannot inspect tokenizer configuration: {e}"))
-    };
-    let decoder = match tok.get_decoder() {
-        Some(d) => Some(to_json(serde_json::to_value(d))?),
-        None => None,
-    };
-    let pre = match tok.get_pre_tokenizer() {
-        Some(p) => Some(to_json(serde_json::to_value(p))?),
-        None => None,
-    };
+fn is_type(v: &Value, t: &str) -> bool {
+    v.get("type").and_then(Value::as_str) == Some(t)
+}
+
+fn detect_scheme(decoder: Option<&Value>, pre: Option<&Value>) -> Result<Scheme> {
+    let decoder = decoder.filter(|d| !d.is_null());
     let Some(decoder) = decoder else {
         let mut types = Vec::new();
-        if let Some(p) = &pre {
+        if let Some(p) = pre.filter(|p| !p.is_null()) {
             flatten(p, "pretokenizers", &mut types);
         }
-        if types.iter().any(|t| t.get("type") == Some(&Value::from("ByteLevel"))) {
+        if types.iter().any(|t| is_type(t, "ByteLevel")) {
             return Ok(Scheme::ByteLevel);
         }
-        if let Some(m) = types.iter().find(|t| t.get("type") == Some(&Value::from("Metaspace"))) {
+        if let Some(m) = types.iter().find(|t| is_type(t, "Metaspace")) {
             return Ok(Scheme::Pieces(vec![Step::Replace(metaspace_char(m)?, " ".into())]));
         }
         return Ok(Scheme::Raw);
     };
     let mut parts = Vec::new();
-    flatten(&decoder, "decoders", &mut parts);
-    if parts.iter().any(|d| d.get("type") == Some(&Value::from("ByteLevel"))) {
+    flatten(decoder, "decoders", &mut parts);
+    if parts.iter().any(|d| is_type(d, "ByteLevel")) {
         return Ok(Scheme::ByteLevel);
     }
     let mut steps = Vec::new();
@@ -186,9 +398,9 @@ fn detect_scheme(tok: &Tokenizer) -> Result<Scheme> {
 }
 
 /// Flattens nested `Sequence`s (`key` = "decoders" or "pretokenizers").
-fn flatten<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
+fn flatten<'v>(v: &'v Value, key: &str, out: &mut Vec<&'v Value>) {
     match v.get(key).and_then(Value::as_array) {
-        Some(items) if v.get("type") == Some(&Value::from("Sequence")) => {
+        Some(items) if is_type(v, "Sequence") => {
             for i in items {
                 flatten(i, key, out)
             }
@@ -204,22 +416,31 @@ fn metaspace_char(m: &Value) -> Result<String> {
     }
 }
 
-/// The inverse GPT-2 byte-to-unicode table: printable Latin-1 bytes map to
-/// themselves, the other 68 bytes to U+0100 + k in byte order.
-fn byte_level_inverse() -> HashMap<char, u8> {
-    let mut map = HashMap::with_capacity(256);
-    let mut k = 0u32;
+/// The inverse GPT-2 byte-to-unicode table, indexed by code point: printable
+/// Latin-1 bytes map to themselves, the other 68 bytes to U+0100 + k in byte
+/// order. Code points past the table, or not in it, map to `None`.
+struct ByteLevelInverse([Option<u8>; 0x144]);
+
+impl ByteLevelInverse {
+    fn get(&self, c: &char) -> Option<&u8> {
+        self.0.get(*c as usize).and_then(Option::as_ref)
+    }
+}
+
+fn byte_level_inverse() -> ByteLevelInverse {
+    let mut map = [None; 0x144];
+    let mut k = 0usize;
     for b in 0..=255u8 {
         let printable = matches!(b, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
         let c = if printable {
-            char::from(b)
+            b as usize
         } else {
             k += 1;
-            char::from_u32(0x100 + k - 1).unwrap_or('\0')
+            0x100 + k - 1
         };
-        map.insert(c, b);
+        map[c] = Some(b);
     }
-    map
+    ByteLevelInverse(map)
 }
 
 fn piece_bytes(s: &str, steps: &[Step]) -> Vec<u8> {
@@ -240,52 +461,11 @@ fn piece_bytes(s: &str, steps: &[Step]) -> Vec<u8> {
     text.into_bytes()
 }
 
-fn build(
-    tok: &Tokenizer,
-    tokenizer_config: Option<(&str, &str)>,
-    generation_config: Option<(&str, &str)>,
-    eos_override: Option<&[u32]>,
-) -> Result<Vocab> {
-    let scheme = detect_scheme(tok)?;
-    let added = tok.get_added_tokens_decoder();
-    let n = tok
-        .get_vocab(true)
-        .values()
-        .copied()
-        .chain(added.keys().copied())
-        .max()
-        .map_or(0, |m| m as usize + 1);
-    if n == 0 {
-        return Err(err!(Tokenizer, "the tokenizer has an empty vocabulary"));
-    }
-    let inverse = matches!(scheme, Scheme::ByteLevel).then(byte_level_inverse);
-    let token = |id: u32| -> (Vec<u8>, bool) {
-        if let Some(a) = added.get(&id) {
-            return (a.content.as_bytes().to_vec(), a.special);
-        }
-        let Some(s) = tok.id_to_token(id) else { return (Vec::new(), false) };
-        let bytes = match (&scheme, &inverse) {
-            // Like the ByteLevel decoder: a char outside the table keeps the raw string.
-            (Scheme::ByteLevel, Some(inv)) => {
-                s.chars().map(|c| inv.get(&c).copied()).collect::<Option<Vec<u8>>>().unwrap_or_else(|| s.into_bytes())
-            }
-            (Scheme::Pieces(steps), _) => piece_bytes(&s, steps),
-            _ => s.into_bytes(),
-        };
-        (bytes, false)
-    };
-    let tokens: Vec<(Vec<u8>, bool)> = (0..n as u32).map(token).collect();
-    let eos = find_eos(tok, n, tokenizer_config, generation_config, eos_override)?;
-    Vocab::from_tokens(tokens, &eos)
-}
+// ---- EOS ---------------------------------------------------------------------
 
-fn find_eos(
-    tok: &Tokenizer,
-    n: usize,
-    tokenizer_config: Option<(&str, &str)>,
-    generation_config: Option<(&str, &str)>,
-    eos_override: Option<&[u32]>,
-) -> Result<Vec<TokenId>> {
+fn find_eos(ids: &Ids, opts: &LoadOptions) -> Result<Vec<TokenId>> {
+    let n = ids.n;
+    let hint = opts.eos_option;
     let check = |id: u64, from: &str| -> Result<TokenId> {
         if id < n as u64 {
             Ok(TokenId(id as u32))
@@ -293,45 +473,46 @@ fn find_eos(
             Err(err!(Tokenizer, "EOS id {id} from {from} is out of range (vocabulary has {n} tokens)"))
         }
     };
-    if let Some(ids) = eos_override {
+    if let Some(ids) = opts.eos {
         if ids.is_empty() {
-            return Err(err!(Tokenizer, "the EOS override is empty"));
+            return Err(err!(Tokenizer, "the explicit EOS list ({hint}) is empty"));
         }
-        return ids.iter().map(|&i| check(i as u64, "the EOS override")).collect();
+        return ids.iter().map(|&i| check(i as u64, "the explicit EOS list")).collect();
     }
-    let parse = |(text, name): (&str, &str)| -> Result<Value> {
+    let parse = |text: &str, name: &str| -> Result<Value> {
         serde_json::from_str(text).map_err(|e| err!(Tokenizer, "invalid JSON in {name}: {e}"))
     };
     let mut eos = Vec::new();
-    if let Some(tc) = tokenizer_config {
-        let v = parse(tc)?;
+    if let Some(tc) = opts.tokenizer_config {
+        let name = "tokenizer_config.json";
+        let v = parse(tc, name)?;
         let content = match v.get("eos_token") {
             Some(Value::String(s)) => Some(s.as_str()),
             Some(Value::Object(o)) => o.get("content").and_then(Value::as_str),
             _ => None,
         };
         if let Some(s) = content {
-            match tok.token_to_id(s) {
-                Some(id) => eos.push(check(id as u64, tc.1)?),
+            match ids.token_to_id(s) {
+                Some(id) => eos.push(check(id as u64, name)?),
                 None => {
                     return Err(err!(
                         Tokenizer,
-                        "eos_token {s:?} in {} is not in the vocabulary (pass --eos ID to choose EOS ids)",
-                        tc.1
+                        "eos_token {s:?} in {name} is not in the vocabulary (give the EOS ids with {hint})"
                     ))
                 }
             }
         }
     }
-    if let Some(gc) = generation_config {
-        let v = parse(gc)?;
-        let bad = || err!(Tokenizer, "eos_token_id in {} must be an integer or a list of integers", gc.1);
+    if let Some(gc) = opts.generation_config {
+        let name = "generation_config.json";
+        let v = parse(gc, name)?;
+        let bad = || err!(Tokenizer, "eos_token_id in {name} must be an integer or a list of integers");
         match v.get("eos_token_id") {
             None | Some(Value::Null) => {}
-            Some(Value::Number(x)) => eos.push(check(x.as_u64().ok_or_else(bad)?, gc.1)?),
+            Some(Value::Number(x)) => eos.push(check(x.as_u64().ok_or_else(bad)?, name)?),
             Some(Value::Array(xs)) => {
                 for x in xs {
-                    eos.push(check(x.as_u64().ok_or_else(bad)?, gc.1)?);
+                    eos.push(check(x.as_u64().ok_or_else(bad)?, name)?);
                 }
             }
             Some(_) => return Err(bad()),
@@ -341,10 +522,88 @@ fn find_eos(
         return Err(err!(
             Tokenizer,
             "no EOS token found (no eos_token in tokenizer_config.json, no eos_token_id in \
-             generation_config.json); pass the EOS ids with --eos ID[,ID...]"
+             generation_config.json); give the EOS ids with {hint}"
         ));
     }
     eos.sort_unstable();
     eos.dedup();
     Ok(eos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab(json: &str) -> Result<Vocab> {
+        vocab_from_json(json, None, None, Some(&[0]))
+    }
+
+    #[test]
+    fn added_tokens_are_numbered_like_the_crate() {
+        // "b" is a model token: the added token takes its id; "<x>" and "<y>" get
+        // the next ids from the model size (2), whatever the file says; the
+        // duplicate of "<x>" is skipped; an empty content is skipped.
+        let v = vocab(
+            r#"{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},
+                "added_tokens": [
+                  {"id": 7, "content": "<x>", "special": true},
+                  {"id": 1, "content": "b", "special": true},
+                  {"id": 9, "content": "<x>", "special": true},
+                  {"id": 9, "content": "", "special": true},
+                  {"id": 3, "content": "<y>", "special": false}]}"#,
+        )
+        .unwrap();
+        assert_eq!(v.len(), 4);
+        assert_eq!(v.token_bytes(TokenId(1)), b"b");
+        assert!(v.is_special(TokenId(1)) && v.is_special(TokenId(2)) && !v.is_special(TokenId(3)));
+        assert_eq!(v.token_bytes(TokenId(2)), b"<x>");
+        assert_eq!(v.token_bytes(TokenId(3)), b"<y>");
+        // The same content with other flags is another added token: same id, the later flags.
+        let v = vocab(
+            r#"{"model": {"vocab": {"a": 0}},
+                "added_tokens": [{"id": 1, "content": "<x>", "special": true},
+                                 {"id": 1, "content": "<x>", "special": false}]}"#,
+        )
+        .unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(!v.is_special(TokenId(1)));
+    }
+
+    #[test]
+    fn unigram_holes_and_schemes() {
+        let v = vocab(
+            r#"{"model": {"type": "Unigram", "vocab": [["<unk>", 0.0], ["▁a", -1.5], ["<0x41>", 0.0]]},
+                "decoder": {"type": "Sequence", "decoders": [
+                   {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+                   {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(v.token_bytes(TokenId(1)), b" a");
+        assert_eq!(v.token_bytes(TokenId(2)), b"A");
+        // Holes between model ids; no decoder and no pre-tokenizer: raw strings.
+        let v = vocab(r#"{"model": {"type": "WordLevel", "vocab": {"x": 0, "Ġy": 3}}, "decoder": null}"#).unwrap();
+        assert_eq!(v.len(), 4);
+        assert!(v.token_bytes(TokenId(1)).is_empty());
+        assert_eq!(v.token_bytes(TokenId(3)), "Ġy".as_bytes());
+        // A ByteLevel pre-tokenizer without a decoder: byte-level.
+        let v = vocab(
+            r#"{"model": {"vocab": {"x": 0, "Ġy": 1}},
+                "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(v.token_bytes(TokenId(1)), b" y");
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = vocab(r#"{"model": {"type": "Unigram", "vocab": {"a": 0}}}"#).unwrap_err();
+        assert!(e.message().contains("Unigram"), "{e:?}");
+        let e = vocab(r#"{"model": {"vocab": {}}}"#).unwrap_err();
+        assert!(e.message().contains("empty"), "{e:?}");
+        let e = vocab(r#"{"model": {"vocab": {"a": -1}}}"#).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Tokenizer);
+        let js = LoadOptions { eos_option: "the eosTokenIds option", ..LoadOptions::default() };
+        let e = vocab_from_json_with(r#"{"model": {"vocab": {"a": 0}}}"#, &js).unwrap_err();
+        assert!(e.message().contains("eosTokenIds") && !e.message().contains("--eos"), "{e:?}");
+    }
 }

@@ -19,20 +19,21 @@
 //! Storage is flat (one byte buffer plus `n + 1` offsets, a packed bitset for
 //! the special flags) so that a blob loader can hand the parts to
 //! [`Vocab::from_parts`] without per-token allocations. Loading from
-//! `tokenizer.json` lives in [`load`] (feature `compiler`); the token trie used
+//! `tokenizer.json` lives in [`load`] (feature `tokenizer-json`); the token trie used
 //! for mask computation lives in [`trie`].
 
 use crate::err;
 use crate::ids::TokenId;
 use crate::Result;
 
-#[cfg(feature = "compiler")]
+#[cfg(feature = "tokenizer-json")]
 pub mod load;
+pub mod pack;
 pub mod prepared;
 pub mod trie;
 
-#[cfg(feature = "compiler")]
-pub use load::{load_tokenizer_file, vocab_from_json, vocab_from_tokenizer};
+#[cfg(feature = "tokenizer-json")]
+pub use load::{load_tokenizer_file, vocab_from_json, vocab_from_json_with, LoadOptions};
 pub use prepared::PreparedVocab;
 pub use trie::TokenTrie;
 

@@ -79,7 +79,8 @@ fn cmd_stats(store: &Path, json: bool, dump_target: Option<&str>) -> Result<bool
     if json {
         println!("{v}");
     } else {
-        println!("blob: {} bytes; vocabulary {} tokens, EOS {:?}", bytes.len(), s.vocab().len(), v["eos"]);
+        let eos: Vec<String> = s.vocab().eos_ids().iter().map(|t| t.0.to_string()).collect();
+        println!("blob: {} bytes; vocabulary {} tokens, EOS {}", bytes.len(), s.vocab().len(), eos.join(", "));
         println!("grammar: {} terminals, {} LR states; lexer: {} states", v["terminals"], v["lr_states"], v["lexer_states"]);
         println!("positions {}, checked entries {} ({} stored), always-allowed sets {}, distinct token sets {}", s.n_positions(), t.n_entries(), t.n_stored_entries(), t.n_always(), t.sets().len());
         let c = t.context_table();

