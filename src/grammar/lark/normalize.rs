@@ -29,10 +29,9 @@ const TERMINAL_NAMES: &[(&str, &str)] = &[
     ("\r\n", "CRLF"), ("\t", "TAB"), (" ", "SPACE"),
 ];
 
-/// The lexer mode of a Lark grammar without `%lexer`. (Lark's default is
-/// contextual; grammask keeps global maximal munch until the contextual
-/// lexer automaton lands.)
-pub(crate) const DEFAULT_LEXER: crate::grammar::LexerMode = crate::grammar::LexerMode::Longest;
+/// The lexer mode of a Lark grammar without `%lexer`: Lark's default for
+/// `parser='lalr'`, the contextual lexer.
+pub(crate) const DEFAULT_LEXER: crate::grammar::LexerMode = crate::grammar::LexerMode::Contextual;
 
 /// Lark's `REPEAT_BREAK_THRESHOLD` and `SMALL_FACTOR_THRESHOLD`.
 const REPEAT_BREAK_THRESHOLD: u32 = 50;
