@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes grammars/cases/lark_order.json: terminal definitions and the lexer order Lark 1.2.2
+"""Writes grammars/cases/oracle/lark_order.json: terminal definitions and the lexer order Lark 1.2.2
 gives each (pattern type, len(pattern.value), max_width, min_width, flags, priority), for
 tests/lark_order.rs. Run with the Lark venv: .venv-lark/bin/python scripts/lark_order_cases.py
 """
@@ -70,7 +70,7 @@ for t in terminals:
     out.append({"name": t.name, "type": p.type, "value": p.value, "pattern_len": len(p.value),
                 "min_width": str(p.min_width), "max_width": str(p.max_width),
                 "flags": "".join(sorted(p.flags)), "priority": t.priority})
-path = os.path.join(os.path.dirname(__file__), "..", "grammars", "cases", "lark_order.json")
+path = os.path.join(os.path.dirname(__file__), "..", "grammars", "cases", "oracle", "lark_order.json")
 with open(path, "w", encoding="utf-8") as f:
     json.dump({"lark": "1.2.2", "python": "3.11.7", "grammar": GRAMMAR, "terminals": out}, f, indent=1, ensure_ascii=False)
     f.write("\n")

@@ -1,6 +1,6 @@
 //! The Lark front end's [`LarkOrder`] (Lark's lexer sort key: `max_width`,
 //! `len(pattern.value)`, flags) and priorities equal Lark 1.2.2's own values,
-//! terminal by terminal, for the definitions in `grammars/cases/lark_order.json`
+//! terminal by terminal, for the definitions in `grammars/cases/oracle/lark_order.json`
 //! (dumped from Lark by `scripts/lark_order_cases.py`).
 
 use grammask::grammar::lark::parse_grammar;
@@ -24,7 +24,7 @@ struct Cases {
 }
 
 fn cases() -> Cases {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars/cases/lark_order.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars/cases/oracle/lark_order.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
