@@ -343,15 +343,39 @@ def sample_sentence(rng, lk, budget=60):
                 if text is None:
                     raise ValueError(t.name)
                 out.append(text)
-                if ignore and rng.random() < 0.5:
-                    w = sample_regex(rng, rng.choice(ignore).pattern.to_regexp())
-                    out.append(w or " ")
+
+    def full(t, x):
+        return re.fullmatch(t.pattern.to_regexp(), x, sum(getattr(re, f.upper()) for f in t.pattern.flags)) is not None
+
+    # Separators: an ignored whitespace run between two tokens whose letters would run together
+    # (always) or at random (half the time); now and then an ignored comment ended by a newline.
+    space = next((w for w in (" ", "\t", "\n") if any(full(t, w) for t in ignore)), None)
+    newline = next((w for w in ("\n", "\r\n") if any(full(t, w) for t in ignore)), None)
+    comments = [t for t in ignore if not any(full(t, w) for w in (" ", "\n", "\t"))]
+
+    def separator(prev, nxt):
+        x = rng.random()
+        if comments and newline and x < 0.1:
+            c = sample_regex(rng, rng.choice(comments).pattern.to_regexp())
+            if c is not None and "\n" not in c:
+                return c + newline
+        if space and (x < 0.5 or (prev[-1:].isalnum() or prev[-1:] == "_") and (nxt[:1].isalnum() or nxt[:1] == "_")):
+            ws = [t for t in ignore if full(t, space)]
+            w = sample_regex(rng, rng.choice(ws).pattern.to_regexp()) if x < 0.3 else None
+            return w if w and full_any(w) else space
+        return ""
+
+    def full_any(w):
+        return any(full(t, w) for t in ignore)
 
     try:
         expand(lk.options.start[0], 0)
     except (ValueError, RecursionError):
         return None
-    return "".join(out)
+    text = out[0] if out else ""
+    for prev, nxt in zip(out, out[1:]):
+        text += separator(prev, nxt) + nxt
+    return text
 
 
 def lark_accepts(lk, text):
