@@ -620,7 +620,7 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
                  (`rule.2: ...`).",
             );
         } else if policy == ConflictPolicy::LarkStrict {
-            msg.push_str("\n(strict mode: Lark would resolve shift/reduce conflicts as shift; drop --strict to accept that)");
+            msg.push_str("\n(strict mode: Lark would resolve shift/reduce conflicts as shift; drop the strict option (CLI --strict, JS strict: true) to accept that)");
         }
         return Err(err!(Conflict, "{msg}"));
     }

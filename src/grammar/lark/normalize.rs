@@ -83,10 +83,32 @@ fn sorted_flags(f: &str) -> String {
 /// `lark.utils._ID_START` / `_ID_CONTINUE`, or `_`).
 fn lark_identifier(text: &str) -> bool {
     thread_local! {
-        static START: regex_automata::meta::Regex =
-            regex_automata::meta::Regex::new(r"^[_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}][_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}\p{Nd}\p{Nl}]*$").expect("valid regex");
+        static CLASSES: Option<(regex_syntax::hir::ClassUnicode, regex_syntax::hir::ClassUnicode)> = {
+            let class = |p: &str| match regex_syntax::Parser::new().parse(p).ok()?.into_kind() {
+                regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(c)) => Some(c),
+                _ => None,
+            };
+            Some((class(r"[_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}]")?, class(r"[_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}\p{Nd}\p{Nl}]")?))
+        };
     }
-    START.with(|r| r.is_match(text))
+    let within = |c: &regex_syntax::hir::ClassUnicode, ch: char| c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end());
+    CLASSES.with(|cl| {
+        let Some((start, cont)) = cl else { return false };
+        let mut chars = text.chars();
+        chars.next().is_some_and(|c| within(start, c)) && chars.all(|c| within(cont, c))
+    })
+}
+
+/// Whether a regex (regex-syntax dialect) matches the empty string; `None`
+/// when it does not compile to a DFA.
+fn matches_empty(regex: &str) -> Option<bool> {
+    use regex_automata::dfa::{dense, Automaton};
+    let dfa = dense::Builder::new()
+        .configure(dense::Config::new().start_kind(regex_automata::dfa::StartKind::Anchored))
+        .build(&format!("^(?:{regex})$"))
+        .ok()?;
+    let input = regex_automata::Input::new("").anchored(regex_automata::Anchored::Yes);
+    dfa.try_search_fwd(&input).ok().map(|m| m.is_some())
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -204,7 +226,7 @@ impl<'b> Norm<'b> {
             srewidth::Width::Fallback => {
                 // Lark: `regex.compile(p).match('')` decides the minimum.
                 let empty = pyregex::translate(&re, false).ok().filter(|t| t.unsupported.is_empty()).and_then(|t| {
-                    regex_automata::meta::Regex::new(&format!("^(?:{})", t.regex)).ok().map(|r| r.is_match(""))
+                    matches_empty(&t.regex)
                 });
                 (if empty == Some(true) { 0 } else { 1 }, MAXWIDTH)
             }
