@@ -13,7 +13,7 @@
 //
 //   node pkg-tests/sbs/engines.mjs [--draft draft2020-12] [--layout compact|spaced]
 //        [--tokenizer llama3] [--engines grammask,official,xgrammar,llguidance]
-//        [--budget-s 900] [--out out/engines.md] [--files enum,required,...]
+//        [--budget-s 900] [--out out/engines.md] [--files enum,required,...] [--reuse]
 //
 // Instances are serialized under grammask's policy (keys in the order the
 // schema declares them, as `grammask::schema::serialize`; compact or Python
@@ -43,6 +43,7 @@ const TOKENIZER = opt('--tokenizer', 'llama3');
 const ENGINES = opt('--engines', 'grammask,official,xgrammar,llguidance').split(',');
 const BUDGET_S = Number(opt('--budget-s', '900'));
 const OUT = opt('--out', 'out/engines.md');
+const REUSE = args.includes('--reuse'); // reuse an engine's raw output from a previous run (OUT.<engine>.out), same job
 const FILES = opt('--files', null)?.split(','); // only these suite files (e.g. enum,required)
 const ENGINE = opt('--engine', null); // internal: the child's engine
 const JOB = opt('--job', null); // internal: the child's job file
@@ -218,7 +219,11 @@ function llgPython() {
 
 function runEngine(name, job, jobFile) {
   const t0 = Date.now();
+  const cache = path.resolve(ROOT, OUT.replace(/\.md$/, '') + `.${name}.out`);
   let text;
+  if (REUSE && fs.existsSync(cache)) {
+    text = fs.readFileSync(cache, 'utf8');
+  } else {
   if (name === 'llguidance') {
     const input = JSON.stringify({ tokenizer: path.join(TOK_DIR, 'tokenizer.json'), eos: job.eos, layout: LAYOUT,
       groups: job.groups.map((g) => ({ schema: g.schema, instances: g.instances.map((i) => ({ ids: i.ids })) })) });
@@ -230,7 +235,11 @@ function runEngine(name, job, jobFile) {
     text = r.stdout ?? '';
     if (r.status !== 0) process.stderr.write(`engine ${name} exited with ${r.status ?? r.signal}\n`);
   }
-  const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  fs.mkdirSync(path.dirname(cache), { recursive: true });
+  fs.writeFileSync(cache, text);
+  }
+  // Engines may print their own diagnostics on stdout (web-xgrammar's [WARNING] lines): only JSON lines are results.
+  const lines = text.split('\n').filter((l) => l.startsWith('{"')).map((l) => JSON.parse(l));
   const [head, ...groups] = lines;
   while (groups.length < job.groups.length) groups.push({ notRun: true, instances: [], maskMs: [] });
   return { prepMs: head?.prepMs ?? null, groups, wallS: (Date.now() - t0) / 1000 };
