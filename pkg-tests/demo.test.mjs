@@ -86,7 +86,7 @@ async function runFinished(page, t, label, over, tries = 4) {
     r = await page.evaluate((o) => window.demo.run(o).catch((e) => ({ error: e.message })), over);
     assert.equal(r.error, undefined, `${label}: ${r.error}`);
     t.diagnostic(`${label} #${k}: ${r.tokens} tokens, finished ${r.finished}, compile ${r.compileMs.toFixed(0)} ms (${r.source}), `
-      + `${r.tps.toFixed(1)} tok/s constrained, ${r.tpsFree?.toFixed(1)} unconstrained, mask ${r.maskMsMean.toFixed(3)} ms/step: ${JSON.stringify(r.text).slice(0, 120)}`);
+      + `${r.tps.toFixed(1)} tok/s constrained, ${r.tpsFree?.toFixed(1)} unconstrained, mask ${r.maskMsMean.toFixed(3)} ms/step: ${JSON.stringify(r.text).slice(0, 120)}${r.text.length > 160 ? ` … ${JSON.stringify(r.text.slice(-60))}` : ''}; phases ${JSON.stringify(r.phases)}`);
     if (r.finished) break;
   }
   assert.ok(r.finished, `${label}: a generation ended with EOS within ${tries} attempts`);
@@ -134,7 +134,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
       await new Promise((r) => setTimeout(r, 50));
     });
     await page.selectOption('#preset', 'JSON');
-    await page.waitForFunction(() => document.getElementById('editor').value.includes('start'));
+    await page.waitForFunction(() => document.getElementById('editor').value.includes('json_text'));
     await page.evaluate(() => { const e = document.getElementById('editor'); e.value = '// edited\n' + e.value; e.dispatchEvent(new Event('input')); });
     const gaps = await page.evaluate(async () => {
       let last = performance.now(), worst = 0, ticks = 0;

@@ -45,6 +45,7 @@ function prelude() {
     ? 'smollm2-135m-instruct' : 'tiny-random-llama3';
   return `// docs.test.mjs: transformers.js offline, the hub id served from models/${model}.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { env } from '@huggingface/transformers';
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-docs-models-'));

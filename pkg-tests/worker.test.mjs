@@ -27,9 +27,16 @@ async function waitUp(url, ms) {
   }
 }
 
-const post = async (base, p, body) => {
+// wrangler dev itself (not the Worker, whose answers are all JSON) sometimes
+// answers 503 "Your worker restarted mid-request" while it reloads right
+// after starting, on a loaded machine: such a request is sent again.
+const post = async (base, p, body, tries = 3) => {
   const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-  return { status: r.status, body: await r.json() };
+  const text = await r.text();
+  try { return { status: r.status, body: JSON.parse(text) }; } catch {
+    if (r.status === 503 && tries > 1) { await new Promise((x) => setTimeout(x, 500)); return post(base, p, body, tries - 1); }
+    throw new Error(`POST ${p}: ${r.status} ${text.slice(0, 300)}`);
+  }
 };
 
 test('Cloudflare Worker under wrangler dev: /mask and /validate equal the package and the CLI', { skip, timeout: 300_000 }, async (t) => {
@@ -154,6 +161,9 @@ test('Cloudflare Worker under wrangler dev: /mask and /validate equal the packag
     const info2 = await (await fetch(base + '/')).json();
     assert.ok(info2.stores.length >= 4, JSON.stringify(info2.stores));
     vocab.free();
+  } catch (e) {
+    e.message += `\n--- wrangler output (tail) ---\n${log.slice(-4000)}`;
+    throw e;
   } finally {
     try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
     await new Promise((r) => setTimeout(r, 300));

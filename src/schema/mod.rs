@@ -142,7 +142,7 @@ fn ser(v: &Value, spaced: bool, rank: &HashMap<String, usize>, out: &mut String)
         }
         Value::Object(o) => {
             let mut keys: Vec<(usize, usize, &String)> = o.keys().enumerate().map(|(i, k)| (rank.get(k).copied().unwrap_or(usize::MAX), i, k)).collect();
-            keys.sort();
+            keys.sort_unstable();
             out.push('{');
             for (i, (_, _, k)) in keys.iter().enumerate() {
                 if i > 0 {

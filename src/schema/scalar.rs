@@ -182,7 +182,7 @@ pub fn cnf_union(lists: &[&Vec<String>], universal: &str, limit: usize) -> Optio
         acc = next;
     }
     let mut out: Vec<String> = acc.into_iter().map(|v| format!("(?:{})", v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("|"))).collect();
-    out.sort();
+    out.sort_unstable();
     out.dedup();
     Some(out)
 }

@@ -354,7 +354,7 @@ impl Walker {
                 (s, toks)
             })
             .collect();
-        list.sort();
+        list.sort_unstable();
         super::streamline::merge(&mut list);
         list
     }

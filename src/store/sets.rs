@@ -614,7 +614,7 @@ pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
     // Roots: the smallest payload of each component; parents by BFS.
     let payload = |k: usize| sets.index[nodes[k] as usize][2] as usize;
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&k| (payload(k), k));
+    order.sort_unstable_by_key(|&k| (payload(k), k));
     let mut parent: Vec<Option<(usize, u32)>> = vec![None; n];
     let mut done = vec![false; n];
     for &root in &order {

@@ -101,7 +101,7 @@ fn code_lengths(freq: &[u64]) -> Vec<u8> {
 /// Canonical codes (bit-reversed for LSB-first output) from code lengths.
 fn canonical(lens: &[u8]) -> Vec<(u32, u8)> {
     let mut order: Vec<usize> = (0..lens.len()).filter(|&i| lens[i] > 0).collect();
-    order.sort_by_key(|&i| (lens[i], i));
+    order.sort_unstable_by_key(|&i| (lens[i], i));
     let mut codes = vec![(0u32, 0u8); lens.len()];
     let (mut code, mut prev_len) = (0u32, 0u8);
     for (k, &i) in order.iter().enumerate() {

@@ -86,8 +86,9 @@ impl TokenTrie {
             .map(TokenId::new)
             .filter(|&t| !vocab.is_special(t) && !vocab.token_bytes(t).is_empty())
             .collect();
-        // Stable sort: equal byte strings keep ascending id order.
-        toks.sort_by(|&a, &b| vocab.token_bytes(a).cmp(vocab.token_bytes(b)));
+        // Equal byte strings keep ascending id order (as a stable sort would;
+        // the unstable sort is smaller in wasm).
+        toks.sort_unstable_by(|&a, &b| vocab.token_bytes(a).cmp(vocab.token_bytes(b)).then(a.cmp(&b)));
 
         let mut nodes = vec![Node { subtree_end: 0, token: NONE, byte: 0 }];
         let mut tok_start = vec![0u32];

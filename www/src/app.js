@@ -52,7 +52,8 @@ const SCHEMAS = {
   },
 };
 const REGEXES = {
-  'ISO date': { prompt: 'When did the Apollo 11 landing happen? Answer with the date only.', regex: '\\d{4}-\\d{2}-\\d{2}' },
+  // [0-9], not \d: the regex has Python semantics, where \d is any Unicode decimal digit (２, ٣).
+  'ISO date': { prompt: 'When did the Apollo 11 landing happen? Answer with the date only.', regex: '[0-9]{4}-[0-9]{2}-[0-9]{2}' },
   'yes/no + reason': { prompt: 'Is the sky blue? Answer yes or no, then give a short reason.', regex: '(Yes|No), because [a-z ,]{1,80}\\.' },
 };
 const LARKS = {

@@ -123,16 +123,23 @@ async function compileConstraint({ id, constraint }) {
     stats: { positions: st.positions, lexerStates: st.lexerStates, lrStates: st.lrStates, terminals: st.terminals } });
 }
 
-/** The optional "wrap up" bias (for tiny random models): EOS and closers favoured after N tokens. */
+/**
+ * The optional "wrap up" bias (for tiny random models): after N tokens,
+ * closers are favoured, a closing fence more, and EOS most (the constraint
+ * still decides what is allowed: EOS only once the output is complete).
+ */
 function wrapUp(after, promptLen, eos) {
-  const closers = [...new Set(['"', '}', ']', ')', '\n', '"}', '"]', '}}', ']]', '))', '0', "'", '```', '\n```']
-    .flatMap((s) => state.tok.encode(s, { add_special_tokens: false })))];
+  const enc = (s) => state.tok.encode(s, { add_special_tokens: false });
+  const closers = [...new Set(['"', '}', ']', ')', '\n', '"}', '"]', '}}', ']]', '))', '0', "'", '```', '\n```'].flatMap(enc))];
+  const fences = state.constraint?.fence ? [...new Set(['```', '\n```'].map(enc).filter((t) => t.length === 1).flat())] : [];
   return (ids, logits) => {
     const d = logits.data, w = logits.dims[1];
     for (let r = 0; r < ids.length; r++) {
       const n = ids[r].length - promptLen;
-      for (const e of eos) d[r * w + e] += n < 4 ? -10 : 8;
-      if (n > after) for (const x of closers) d[r * w + x] += Math.min(2 * (n - after), 24);
+      const b = n > after ? Math.min(2 * (n - after), 24) : 0;
+      for (const e of eos) d[r * w + e] += n < 4 ? -10 : 8 + 2 * b;
+      for (const x of closers) d[r * w + x] += b;
+      for (const x of fences) d[r * w + x] += b / 2;
     }
     return logits;
   };

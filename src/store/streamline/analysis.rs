@@ -292,15 +292,15 @@ impl Analysis {
             if !live[t] {
                 continue;
             }
-            c.sort();
+            c.sort_unstable();
             c.dedup();
             groups.entry(c).or_default().push(TerminalId::new(t));
         }
         let mut classes: Vec<Vec<TerminalId>> = groups.into_values().filter(|g| g.len() >= 2).collect();
         for c in &mut classes {
-            c.sort();
+            c.sort_unstable();
         }
-        classes.sort();
+        classes.sort_unstable();
         let mut rep: Vec<TerminalId> = (0..nt).map(TerminalId::new).collect();
         for c in &classes {
             for &t in c {

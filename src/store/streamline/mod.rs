@@ -123,7 +123,7 @@ fn context_verdicts(
     // contexts that must check it.
     let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::new();
     for (x, mut seqs) in per_x {
-        seqs.sort();
+        seqs.sort_unstable();
         seqs.dedup();
         // After a newline the layout is pending: only the modes where the
         // next terminal keeps the block or opens one are decided here.
