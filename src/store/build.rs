@@ -524,7 +524,7 @@ impl Walker {
 const LOOP_DEAD: u32 = u32::MAX;
 const LOOP_EXIT: u32 = u32::MAX - 1;
 /// Most lexer states of a lexeme loop taken through the loop cache.
-const MAX_LOOP_STATES: usize = 64;
+const MAX_LOOP_STATES: usize = 256;
 
 /// The *lexeme loop* of position `(l, x)`: while the lexeme in progress
 /// cannot end as `x` (`x` is not a winner), [`walk::step`] has exactly one

@@ -67,6 +67,10 @@ pub fn run(o: &Opts) -> Result<bool> {
         std::fs::create_dir_all(d).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", d.display())))?;
     }
     let eos: Vec<u32> = pv.vocab().eos_ids().iter().map(|t| t.0).collect();
+    let mut is_eos = vec![false; pv.vocab().len()];
+    for &t in &eos {
+        is_eos[t as usize] = true;
+    }
     let single_byte: Vec<bool> = (0..pv.vocab().len() as u32).map(|t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() == 1).collect();
     let (mut ttfm, mut masks, mut compile_us) = (Vec::new(), Vec::new(), Vec::new());
     let (mut front_us, mut tables_us) = (Vec::new(), Vec::new());
@@ -136,7 +140,7 @@ pub fn run(o: &Opts) -> Result<bool> {
                 done = true;
                 break;
             }
-            let cands: Vec<u32> = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
+            let cands: Vec<u32> = allowed.iter().copied().filter(|&t| !is_eos[t as usize]).collect();
             if cands.is_empty() {
                 done = m.is_accepting();
                 break;
