@@ -524,7 +524,9 @@ impl Walker {
 const LOOP_DEAD: u32 = u32::MAX;
 const LOOP_EXIT: u32 = u32::MAX - 1;
 /// Most lexer states of a lexeme loop taken through the loop cache.
-const MAX_LOOP_STATES: usize = 256;
+const MAX_LOOP_STATES: usize = 2048;
+/// A signature starts with the number of byte classes and the class of every byte.
+const SIG_HEADER: usize = 257;
 
 /// The *lexeme loop* of position `(l, x)`: while the lexeme in progress
 /// cannot end as `x` (`x` is not a winner), [`walk::step`] has exactly one
@@ -532,38 +534,57 @@ const MAX_LOOP_STATES: usize = 256;
 /// so a trie walk from `(l, x)` is a plain DFA run over the lexer states
 /// reachable that way (the loop), until a byte reaches a state where `x`
 /// wins (an exit: from there on the general walk takes over). Returns the
-/// signature (per loop state, in discovery order, per byte: the next loop
-/// state, [`LOOP_EXIT`] or [`LOOP_DEAD`]) and the loop's lexer states; `None`
-/// when the position has no loop (the start position, a winner, the
-/// `%indent` newline, too many states).
+/// signature (the lexer's byte classes, then per loop state, in discovery
+/// order, per byte class: the next loop state, [`LOOP_EXIT`] or
+/// [`LOOP_DEAD`]) and the loop's lexer states; `None` when the position has
+/// no loop (the start position, a winner, the `%indent` newline, too many
+/// states).
 fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
     if x == NO_TARGET || x == cx.newline || lx.is_winner(LexStateId(l), xt) {
         return None;
     }
+    let nc = lx.n_classes();
+    let mut rep = vec![0u8; nc];
+    let mut seen_class = vec![false; nc];
+    let mut sig = Vec::with_capacity(SIG_HEADER + 4 * nc);
+    sig.push(nc as u32);
+    for b in 0..=255u8 {
+        let c = lx.class(b) as usize;
+        sig.push(c as u32);
+        if !seen_class[c] {
+            seen_class[c] = true;
+            rep[c] = b;
+        }
+    }
     let mut order = vec![l];
-    let mut sig = Vec::with_capacity(256 * 4);
+    let mut index: HashMap<u32, u32> = HashMap::from([(l, 0)]);
     let mut i = 0;
     while i < order.len() {
         let s = LexStateId(order[i]);
         i += 1;
-        for b in 0..=255u8 {
-            let code = match lx.cont(s, b) {
-                Some(l2) if lx.can_complete(l2, xt) => {
-                    if lx.is_winner(l2, xt) {
-                        LOOP_EXIT
-                    } else if let Some(k) = order.iter().position(|&o| o == l2.0) {
-                        k as u32
-                    } else {
-                        if order.len() >= MAX_LOOP_STATES {
-                            return None;
+        for (c, &b) in rep.iter().enumerate() {
+            let code = if !seen_class[c] {
+                LOOP_DEAD
+            } else {
+                match lx.cont(s, b) {
+                    Some(l2) if lx.can_complete(l2, xt) => {
+                        if lx.is_winner(l2, xt) {
+                            LOOP_EXIT
+                        } else if let Some(&k) = index.get(&l2.0) {
+                            k
+                        } else {
+                            if order.len() >= MAX_LOOP_STATES {
+                                return None;
+                            }
+                            index.insert(l2.0, order.len() as u32);
+                            order.push(l2.0);
+                            order.len() as u32 - 1
                         }
-                        order.push(l2.0);
-                        order.len() as u32 - 1
                     }
+                    _ => LOOP_DEAD,
                 }
-                _ => LOOP_DEAD,
             };
             sig.push(code);
         }
@@ -573,7 +594,11 @@ fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> 
 
 /// Run a loop signature over the whole trie (see [`lexeme_loop`]).
 fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
+    let nc = sig[0] as usize;
+    let class = &sig[1..SIG_HEADER];
+    let rows = &sig[SIG_HEADER..];
     let mut w = LoopWalk::default();
+    let mut bits: Vec<u64> = Vec::new();
     let n = trie.node_count();
     let mut stack: Vec<(usize, u32)> = vec![(n, 0)];
     let mut i = 1;
@@ -582,7 +607,7 @@ fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
             stack.pop();
         }
         let ps = stack.last().unwrap().1;
-        let code = sig[ps as usize * 256 + trie.byte(i as u32) as usize];
+        let code = rows[ps as usize * nc + class[trie.byte(i as u32) as usize] as usize];
         let end = trie.subtree_end(i as u32) as usize;
         match code {
             LOOP_DEAD => i = end,
@@ -591,14 +616,26 @@ fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
                 i = end;
             }
             k => {
-                w.inside.extend(trie.tokens_at(i as u32).iter().map(|t| t.0));
+                for t in trie.tokens_at(i as u32) {
+                    let (wi, bit) = (t.0 as usize / 64, t.0 % 64);
+                    if wi >= bits.len() {
+                        bits.resize(wi + 1, 0);
+                    }
+                    bits[wi] |= 1 << bit;
+                }
                 stack.push((end, k));
                 i += 1;
             }
         }
     }
-    w.inside.sort_unstable();
-    w.inside.dedup();
+    // Sorted ids from the bitset (cheaper than sorting ~100k ids).
+    for (wi, &word) in bits.iter().enumerate() {
+        let mut b = word;
+        while b != 0 {
+            w.inside.push(wi as u32 * 64 + b.trailing_zeros());
+            b &= b - 1;
+        }
+    }
     w
 }
 
