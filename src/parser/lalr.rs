@@ -32,8 +32,9 @@ use crate::Result;
 pub const MAX_REPORTED_CONFLICTS: usize = 20;
 /// Most cells of the dense action + goto tables (states × (terminals +
 /// nonterminals)); beyond it a compile fails with a `Limit` error instead of
-/// allocating gigabytes (python.lark needs about 0.5 M).
-pub const MAX_TABLE_CELLS: usize = 64 << 20;
+/// allocating several gigabytes (python.lark needs about 0.5 M; the largest
+/// SchemaStore schemas that fit need 74 M and 172 M).
+pub const MAX_TABLE_CELLS: usize = 256 << 20;
 
 /// Builds LALR(1) tables for `cfg` (see the module doc).
 pub fn build_tables(cfg: &Cfg) -> Result<LrTables> {
