@@ -74,6 +74,7 @@ pub fn run(o: &Opts) -> Result<bool> {
     let single_byte: Vec<bool> = (0..pv.vocab().len() as u32).map(|t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() == 1).collect();
     let (mut ttfm, mut masks, mut compile_us) = (Vec::new(), Vec::new(), Vec::new());
     let (mut front_us, mut tables_us) = (Vec::new(), Vec::new());
+    let (mut lalr_ms, mut lexer_ms) = (0u64, 0u64);
     let mut failures: BTreeMap<String, usize> = BTreeMap::new();
     let mut failed_files = Vec::new();
     let mut capped = Vec::new();
@@ -89,10 +90,14 @@ pub fn run(o: &Opts) -> Result<bool> {
         };
         let staged = to_cfg(&Constraint::JsonSchema(v), &copts).and_then(|(cfg, _)| {
             let f_us = t0.elapsed().as_secs_f64() * 1e6;
-            grammask::store::build::compile_lazy(&cfg, pv.clone()).map(|(s, _)| (s, f_us))
+            grammask::store::build::compile_lazy(&cfg, pv.clone()).map(|(s, rep)| (s, f_us, rep))
         });
         let (store, f_us) = match staged {
-            Ok((s, f_us)) => (Rc::new(s), f_us),
+            Ok((s, f_us, rep)) => {
+                lalr_ms += rep.ms_lalr;
+                lexer_ms += rep.ms_lexer;
+                (Rc::new(s), f_us)
+            }
             Err(e) => {
                 *failures.entry(failure_class(&e)).or_default() += 1;
                 failed_files.push(format!("{}: {e}", f.display()));
@@ -185,6 +190,7 @@ pub fn run(o: &Opts) -> Result<bool> {
         "first_mask_us": {"p50": pct(&mut ttfm, 0.5), "p90": pct(&mut ttfm, 0.9), "p99": pct(&mut ttfm, 0.99), "max": pct(&mut ttfm, 1.0)},
         "compile_us": {"p50": pct(&mut compile_us, 0.5), "p90": pct(&mut compile_us, 0.9), "p99": pct(&mut compile_us, 0.99), "max": pct(&mut compile_us, 1.0)},
         "front_end_us": {"p50": pct(&mut front_us, 0.5), "p90": pct(&mut front_us, 0.9), "p99": pct(&mut front_us, 0.99), "max": pct(&mut front_us, 1.0)},
+        "tables_total_ms": {"lalr": lalr_ms, "lexer": lexer_ms},
         "tables_us": {"p50": pct(&mut tables_us, 0.5), "p90": pct(&mut tables_us, 0.9), "p99": pct(&mut tables_us, 0.99), "max": pct(&mut tables_us, 1.0)},
         "mask_us": {"count": masks.len(), "p50": pct(&mut masks, 0.5), "p90": pct(&mut masks, 0.9), "p99": pct(&mut masks, 0.99), "max": pct(&mut masks, 1.0)},
         "generations_completed": completed,
