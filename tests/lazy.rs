@@ -87,3 +87,65 @@ fn lazy_equals_full_store_on_real_json() {
         assert_eq!(compare(&full, &back, &files[..3]).1, 0);
     }
 }
+
+/// Schema grammars (free strings, patterns, keys, enums, numbers): random
+/// walks driven by the full store's masks, the lazy store compared at every
+/// step. Lazy positions inside a lexeme loop (a string body) take the
+/// vocabulary's loop cache (`store::build::lexeme_loop`); the full compile
+/// walks every position through the general trie walk, so this checks the
+/// two agree, also when a second compile reuses the cached loop walks.
+#[test]
+fn lazy_equals_full_store_on_schema_walks() {
+    let pv = llama3();
+    let eos: Vec<u32> = pv.vocab().eos_ids().iter().map(|t| t.0).collect();
+    let opts = grammask::constraint::ConstraintOptions::default();
+    let mut total = (0usize, 0usize);
+    for name in ["tool_call", "patterns", "person", "tree"] {
+        let text = std::fs::read_to_string(root().join(format!("tests/data/schemas/{name}.json"))).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let (cfg, _) = grammask::constraint::to_cfg(&grammask::constraint::Constraint::JsonSchema(schema), &opts).unwrap();
+        let (full, _) = compile(&cfg, pv.vocab().clone(), &CompileOptions { streamline: false }, &mut |_| {}).unwrap();
+        let full = Rc::new(full);
+        let words = full.mask_words();
+        let (mut ma, mut mb) = (vec![0u32; words], vec![0u32; words]);
+        for walk in 0..4u64 {
+            // A fresh lazy store per walk: later ones hit the loop cache.
+            let (lazy, _) = compile_lazy(&cfg, pv.clone()).unwrap();
+            let lazy = Rc::new(lazy);
+            let (mut x, mut y) = (Matcher::new(full.clone()), Matcher::new(lazy));
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ (walk + 1).wrapping_mul(0x2545_f491_4f6c_dd1d);
+            for step in 0..120 {
+                x.fill_mask(&mut ma).unwrap();
+                y.fill_mask(&mut mb).unwrap();
+                total.0 += 1;
+                if ma != mb {
+                    total.1 += 1;
+                    eprintln!("{name}: walk {walk}: masks differ at step {step}");
+                }
+                let allowed: Vec<u32> = (0..words as u32 * 32)
+                    .filter(|&t| ma[(t >> 5) as usize] >> (t & 31) & 1 == 1 && !eos.contains(&t))
+                    .collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Alternate long and short tokens so that string bodies, their
+                // ends and the structure after them are all reached.
+                let pick = if step % 2 == 0 {
+                    allowed[(seed % allowed.len() as u64) as usize]
+                } else {
+                    let short: Vec<u32> = allowed.iter().copied().filter(|&t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() <= 2).collect();
+                    let pool = if short.is_empty() { &allowed } else { &short };
+                    pool[(seed % pool.len() as u64) as usize]
+                };
+                x.commit_token(pick).unwrap();
+                y.commit_token(pick).unwrap();
+            }
+        }
+    }
+    eprintln!("schema walks x Llama-3: {} masks compared, {} differences", total.0, total.1);
+    assert!(total.0 > 1000);
+    assert_eq!(total.1, 0);
+}

@@ -14,8 +14,16 @@
 //!
 //! Look-around assertions are rejected, and so are literal/regex terminals
 //! that match the empty string.
+//!
+//! Compiled tables are kept in a per-thread cache keyed by the pattern
+//! (regex and match kind, or a `Set`'s regex lists), bounded in size: the
+//! per-request compiles of JSON Schemas and regexes repeat the same
+//! terminals (JSON strings, numbers, keys, formats), and a table depends on
+//! nothing but its pattern.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -34,6 +42,47 @@ const NFA_SIZE_LIMIT: usize = 64 << 20;
 const DFA_SIZE_LIMIT: usize = 256 << 20;
 /// Most states of a [`TerminalPattern::Set`] product table.
 const MAX_PRODUCT_STATES: usize = 1 << 18;
+
+/// Most `u32` words (transitions) the table cache keeps before it starts over.
+const CACHE_WORDS: usize = 4 << 20;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum CacheKey {
+    /// A regex and whether it is compiled with all-matches semantics.
+    Regex(String, bool),
+    Set(Vec<String>, Vec<String>),
+}
+
+#[derive(Default)]
+struct TableCache {
+    map: HashMap<CacheKey, Rc<Table>>,
+    words: usize,
+}
+
+thread_local! {
+    static CACHE: RefCell<TableCache> = RefCell::new(TableCache::default());
+}
+
+/// The cached table for `key`, else `make()`'s (kept when it succeeds).
+fn cached(key: CacheKey, make: impl FnOnce() -> Result<Table>) -> Result<Rc<Table>> {
+    if let Some(t) = CACHE.with(|c| c.borrow().map.get(&key).cloned()) {
+        return Ok(t);
+    }
+    let t = Rc::new(make()?);
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        let w = t.next.len() + t.accept.len() / 4 + 16;
+        if c.words + w > CACHE_WORDS {
+            c.map.clear();
+            c.words = 0;
+        }
+        if w <= CACHE_WORDS / 4 {
+            c.words += w;
+            c.map.insert(key, t.clone());
+        }
+    });
+    Ok(t)
+}
 
 /// One terminal's DFA (see the module doc).
 #[derive(Clone, Debug)]
@@ -171,7 +220,7 @@ impl Table {
     /// The product table of a [`TerminalPattern::Set`]: accepting where every
     /// `all` table accepts and no `none` table does; a fresh, non-accepting
     /// start state excludes the empty string.
-    fn product(all: &[Table], none: &[Table], who: &dyn Fn() -> String) -> Result<Table> {
+    fn product(all: &[Rc<Table>], none: &[Rc<Table>], who: &dyn Fn() -> String) -> Result<Table> {
         if all.iter().any(|t| t.start == NONE) {
             return Ok(Table { start: NONE, next: Vec::new(), width: 256, accept: Vec::new() });
         }
@@ -277,20 +326,32 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
     match &def.pattern {
         TerminalPattern::Declared => Ok(None),
         TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex } => {
-            let d = compile_regex(regex, MatchKind::LeftmostFirst, &who)?;
-            if d.accepting_here(d.start) {
-                return Err(err!(Grammar, "{}: regex /{regex}/ matches the empty string", who()));
-            }
-            Ok(Some(Table::from_dfa(&d)))
+            let t = cached(CacheKey::Regex(regex.clone(), false), || {
+                let d = compile_regex(regex, MatchKind::LeftmostFirst, &who)?;
+                if d.accepting_here(d.start) {
+                    return Err(err!(Grammar, "{}: regex /{regex}/ matches the empty string", who()));
+                }
+                Ok(Table::from_dfa(&d))
+            })?;
+            Ok(Some((*t).clone()))
         }
         TerminalPattern::Set { all, none } => {
             if all.is_empty() {
                 return Err(err!(Grammar, "{}: a set terminal needs at least one regex", who()));
             }
-            let tables = |rs: &[String]| -> Result<Vec<Table>> {
-                rs.iter().map(|r| compile_regex(r, MatchKind::All, &who).map(|d| Table::from_dfa(&d))).collect()
-            };
-            Table::product(&tables(all)?, &tables(none)?, &who).map(Some)
+            let t = cached(CacheKey::Set(all.clone(), none.clone()), || {
+                let tables = |rs: &[String]| -> Result<Vec<Rc<Table>>> {
+                    rs.iter()
+                        .map(|r| {
+                            cached(CacheKey::Regex(r.clone(), true), || {
+                                compile_regex(r, MatchKind::All, &who).map(|d| Table::from_dfa(&d))
+                            })
+                        })
+                        .collect()
+                };
+                Table::product(&tables(all)?, &tables(none)?, &who)
+            })?;
+            Ok(Some((*t).clone()))
         }
     }
 }

@@ -30,6 +30,11 @@ use crate::Result;
 
 /// Conflicts listed in one error; the rest are counted.
 pub const MAX_REPORTED_CONFLICTS: usize = 20;
+/// Most cells of the dense action + goto tables (states × (terminals +
+/// nonterminals)); beyond it a compile fails with a `Limit` error instead of
+/// allocating several gigabytes (python.lark needs about 0.5 M; the largest
+/// SchemaStore schemas that fit need 74 M and 172 M).
+pub const MAX_TABLE_CELLS: usize = 256 << 20;
 
 /// Builds LALR(1) tables for `cfg` (see the module doc), settling conflicts
 /// by `cfg.conflicts`.
@@ -524,6 +529,14 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
     let n_states = lr0.states.len();
     let nt = g.n_term as usize;
     let nn = g.n_nt as usize;
+    let cells = n_states.saturating_mul(nt + nn);
+    if cells > MAX_TABLE_CELLS {
+        return Err(err!(
+            Limit,
+            "the LALR(1) tables would have {n_states} states x ({nt} terminals + {nn} nonterminals) = {cells} cells \
+             (limit {MAX_TABLE_CELLS}): the grammar is too large"
+        ));
+    }
     let mut action = vec![0u32; n_states * nt];
     let mut goto_ = vec![NO_GOTO; n_states * nn];
     for (p, st) in lr0.states.iter().enumerate() {

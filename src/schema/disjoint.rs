@@ -21,12 +21,21 @@ pub fn disjoint(ir: &mut Ir<'_>, a: ConjId, b: ConjId, depth: usize) -> Result<b
         if (sa.null && sb.null) || (sa.t && sb.t) || (sa.f && sb.f) {
             return Ok(false);
         }
-        for (x, y) in [(&sa.num, &sb.num), (&sa.str, &sb.str)] {
+        let domains = [(&sa.num, &sb.num, &sa.num_lits, &sb.num_lits), (&sa.str, &sb.str, &sa.str_lits, &sb.str_lits)];
+        for (x, y, lx, ly) in domains {
             if let (Some(x), Some(y)) = (x, y) {
-                let all: Vec<String> = x.iter().chain(y.iter()).cloned().collect();
-                match set_nonempty(&all, &[]) {
-                    Ok(false) => {}
-                    _ => return Ok(false),
+                // Finite sides (enum/const texts, canonical) first: no DFA product.
+                let meet = match (lx, ly) {
+                    (Some(a), Some(b)) => a.iter().any(|t| b.contains(t)),
+                    (Some(a), None) => lits_meet(a, y),
+                    (None, Some(b)) => lits_meet(b, x),
+                    (None, None) => {
+                        let all: Vec<String> = x.iter().chain(y.iter()).cloned().collect();
+                        !matches!(set_nonempty(&all, &[]), Ok(false))
+                    }
+                };
+                if meet {
+                    return Ok(false);
                 }
             }
         }
@@ -72,6 +81,15 @@ pub fn disjoint(ir: &mut Ir<'_>, a: ConjId, b: ConjId, depth: usize) -> Result<b
         }
     }
     Ok(true)
+}
+
+/// Does some literal text match every regex of `list`? (`true` when a
+/// regex does not compile: not proved disjoint.)
+fn lits_meet(lits: &[String], list: &[String]) -> bool {
+    let Ok(dfas) = list.iter().map(|r| super::rx::Dfa::cached(r)).collect::<std::result::Result<Vec<_>, _>>() else {
+        return true;
+    };
+    lits.iter().any(|t| dfas.iter().all(|d| d.full_match(t.as_bytes())))
 }
 
 fn sets_disjoint(ir: &mut Ir<'_>, a: &[u32], b: &[u32], depth: usize) -> Result<bool> {

@@ -93,6 +93,10 @@ pub struct Merged<'a> {
     pub struct_const: bool,
     /// Pointer of the first node (messages).
     pub ptr: String,
+    /// Unsupported keywords that only constrain some types (keyword,
+    /// pointer, the types it constrains): refused once the merged types show
+    /// such values can occur (see [`Ir::merged`]).
+    pub pending: Vec<(&'static str, String, u8)>,
 }
 
 impl Merged<'_> {
@@ -557,9 +561,22 @@ impl<'a> Ir<'a> {
             max_props: None,
             struct_const: false,
             ptr: set.first().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
+            pending: Vec::new(),
         };
         for &l in &set {
             self.merge_node(&mut m, l)?;
+        }
+        // Type-specific keywords that are not enforced: harmless when no
+        // value they constrain can occur (`uniqueItems` also when at most one
+        // item can occur); otherwise refused (or, lenient, listed).
+        for (kw, ptr, bits) in std::mem::take(&mut m.pending) {
+            let mut live = m.eff_types() & bits != 0;
+            if kw == "uniqueItems" && m.max_items.is_some_and(|n| n <= 1) {
+                live = false;
+            }
+            if live {
+                self.unsupported(kw, &ptr)?;
+            }
         }
         let rc = std::rc::Rc::new(m);
         self.merged[c as usize] = Some(rc.clone());
@@ -730,7 +747,25 @@ impl<'a> Ir<'a> {
                 "items" | "prefixItems" | "additionalItems" => {}
                 "uniqueItems" => {
                     if v.as_bool() == Some(true) {
-                        self.unsupported("uniqueItems", &kp)?;
+                        m.pending.push(("uniqueItems", kp, T_ARR));
+                    }
+                }
+                "propertyNames" if v.is_object() && v.as_object().is_none_or(|o| !o.is_empty()) => {
+                    m.pending.push(("propertyNames", kp, T_OBJ));
+                }
+                // `false`: no property name is valid, so only the empty object.
+                "propertyNames" if v == &Value::Bool(false) => m.max_props = Some(0),
+                "propertyNames" => {}
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    // Empty maps and empty requirement lists constrain nothing.
+                    let empty = v.as_object().is_some_and(|o| o.values().all(|d| d.as_array().is_some_and(|a| a.is_empty())));
+                    if !empty {
+                        let kw = match k.as_str() {
+                            "dependentRequired" => "dependentRequired",
+                            "dependentSchemas" => "dependentSchemas",
+                            _ => "dependencies",
+                        };
+                        m.pending.push((kw, kp, T_OBJ));
                     }
                 }
                 "allOf" | "anyOf" | "oneOf" | "$ref" => {}

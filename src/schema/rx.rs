@@ -505,7 +505,25 @@ pub fn pattern_string_regex(pattern: &str) -> Result<String, String> {
 
 /// Does this regex (no look-around) match the empty string?
 pub fn matches_empty(re: &str) -> Result<bool, String> {
-    Ok(Dfa::new(re)?.full_match(b""))
+    Ok(Dfa::cached(re)?.full_match(b""))
+}
+
+/// Most DFA bytes [`Dfa::cached`] keeps, and most [`set_nonempty`] answers.
+const DFA_CACHE_BYTES: usize = 32 << 20;
+const NONEMPTY_CACHE: usize = 1 << 14;
+
+#[derive(Default)]
+struct RxCache {
+    dfas: std::collections::HashMap<String, std::rc::Rc<Dfa>>,
+    bytes: usize,
+    nonempty: std::collections::HashMap<(Vec<String>, Vec<String>), bool>,
+}
+
+thread_local! {
+    /// Per-thread caches of the schema front end's regex checks: compiled
+    /// DFAs by regex and emptiness answers by regex lists (bounded; they
+    /// depend on nothing but the regexes, and per-request compiles repeat them).
+    static RX_CACHE: std::cell::RefCell<RxCache> = std::cell::RefCell::new(RxCache::default());
 }
 
 const DFA_LIMIT: usize = 32 << 20;
@@ -517,6 +535,26 @@ pub struct Dfa {
 }
 
 impl Dfa {
+    /// [`Dfa::new`], through a bounded per-thread cache.
+    pub fn cached(re: &str) -> Result<std::rc::Rc<Dfa>, String> {
+        if let Some(d) = RX_CACHE.with(|c| c.borrow().dfas.get(re).cloned()) {
+            return Ok(d);
+        }
+        let d = std::rc::Rc::new(Dfa::new(re)?);
+        RX_CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            let b = d.dfa.memory_usage() + re.len() + 64;
+            if c.bytes + b > DFA_CACHE_BYTES {
+                c.dfas.clear();
+                c.bytes = 0;
+            }
+            if b <= DFA_CACHE_BYTES / 4 {
+                c.bytes += b;
+                c.dfas.insert(re.to_string(), d.clone());
+            }
+        });
+        Ok(d)
+    }
     pub fn new(re: &str) -> Result<Dfa, String> {
         let hir = parse_hir(re)?;
         Self::from_hir(&hir)
@@ -585,8 +623,24 @@ const PRODUCT_LIMIT: usize = 200_000;
 /// and by none of `none` (the language of a `Set` terminal). `Err` when a
 /// regex does not compile or the product exceeds the search budget.
 pub fn set_nonempty(all: &[String], none: &[String]) -> Result<bool, String> {
-    let a: Vec<Dfa> = all.iter().map(|r| Dfa::new(r)).collect::<Result<_, _>>()?;
-    let n: Vec<Dfa> = none.iter().map(|r| Dfa::new(r)).collect::<Result<_, _>>()?;
+    let key = (all.to_vec(), none.to_vec());
+    if let Some(b) = RX_CACHE.with(|c| c.borrow().nonempty.get(&key).copied()) {
+        return Ok(b);
+    }
+    let b = set_nonempty_uncached(all, none)?;
+    RX_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.nonempty.len() >= NONEMPTY_CACHE {
+            c.nonempty.clear();
+        }
+        c.nonempty.insert(key, b);
+    });
+    Ok(b)
+}
+
+fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String> {
+    let a: Vec<std::rc::Rc<Dfa>> = all.iter().map(|r| Dfa::cached(r)).collect::<Result<_, _>>()?;
+    let n: Vec<std::rc::Rc<Dfa>> = none.iter().map(|r| Dfa::cached(r)).collect::<Result<_, _>>()?;
     if a.is_empty() {
         return Err("a Set needs at least one positive regex".into());
     }

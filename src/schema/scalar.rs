@@ -57,7 +57,7 @@ fn lit_alt(texts: &[String]) -> String {
 
 /// Keeps the literal texts that every regex of `list` matches.
 fn filter_lits(texts: Vec<String>, list: &[String]) -> Result<Vec<String>> {
-    let dfas: Vec<rx::Dfa> = list.iter().map(|r| rx::Dfa::new(r).map_err(|e| err!(Limit, "JSON Schema: {e}"))).collect::<Result<_>>()?;
+    let dfas: Vec<std::rc::Rc<rx::Dfa>> = list.iter().map(|r| rx::Dfa::cached(r).map_err(|e| err!(Limit, "JSON Schema: {e}"))).collect::<Result<_>>()?;
     Ok(texts.into_iter().filter(|t| dfas.iter().all(|d| d.full_match(t.as_bytes()))).collect())
 }
 

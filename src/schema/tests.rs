@@ -124,3 +124,31 @@ fn mutated_schemas_never_panic() {
         }
     }
 }
+
+/// Type-specific keywords that are not enforced are refused only where they
+/// can constrain a value; `propertyNames: false` is enforced (empty objects).
+#[test]
+fn type_specific_unsupported_keywords() {
+    let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
+    assert!(e(json!({"type": "array", "uniqueItems": true})).contains("`uniqueItems` at #/uniqueItems"));
+    assert!(e(json!({"items": {"type": "array", "uniqueItems": true}})).contains("`uniqueItems` at #/items/uniqueItems"));
+    assert!(e(json!({"type": "object", "propertyNames": {"pattern": "^a"}})).contains("`propertyNames` at #/propertyNames"));
+    assert!(e(json!({"dependentRequired": {"a": ["b"]}})).contains("`dependentRequired` at #/dependentRequired"));
+    assert!(e(json!({"type": "object", "dependencies": {"a": ["b"]}})).contains("`dependencies` at #/dependencies"));
+    assert!(e(json!({"type": "object", "dependentSchemas": {"a": {"required": ["b"]}}})).contains("`dependentSchemas`"));
+    // No array / object can occur, or at most one item: nothing to enforce.
+    for s in [
+        json!({"type": "string", "uniqueItems": true}),
+        json!({"type": "array", "items": {"type": "string"}, "maxItems": 1, "uniqueItems": true}),
+        json!({"enum": ["a", "b"], "uniqueItems": true, "propertyNames": {"maxLength": 1}}),
+        json!({"type": ["integer", "null"], "dependentRequired": {"a": ["b"]}, "dependencies": {"a": ["b"]}}),
+        json!({"type": "object", "dependentRequired": {"a": []}, "propertyNames": true}),
+        json!({"type": "object", "propertyNames": {}}),
+    ] {
+        compile(s);
+    }
+    let cfg = compile(json!({"type": "object", "propertyNames": false}));
+    let o = oracle::Oracle::new(&cfg).unwrap();
+    assert!(o.check(b"{}").is_ok());
+    assert!(o.check(br#"{"a":1}"#).is_err());
+}

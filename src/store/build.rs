@@ -20,6 +20,7 @@ use crate::parser::indent::{Grammar, IndentRules};
 use super::streamline::Entries;
 use super::{QId, Tables};
 use crate::vocab::trie::TokenTrie;
+use crate::vocab::prepared::LoopWalk;
 use crate::vocab::{PreparedVocab, Vocab};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -339,22 +340,7 @@ impl Walker {
         transitions: &mut u64,
     ) -> Entries {
         let map = self.walk(cx, trie, seqs, l, x, transitions);
-        let mut list: Entries = map
-            .into_iter()
-            .map(|(sid, mut toks)| {
-                toks.sort_unstable();
-                toks.dedup();
-                let mut s = Vec::new();
-                seqs.get(sid, &mut s);
-                // Trailing indentation events never decide anything: the
-                // column only matters once a later terminal arrives.
-                while s.last().is_some_and(|&y| cx.events.is_event(y)) {
-                    s.pop();
-                }
-                (s, toks)
-            })
-            .collect();
-        list.sort_unstable();
+        let mut list = self.finish(cx, seqs, map, None);
         super::streamline::merge(&mut list);
         list
     }
@@ -370,13 +356,30 @@ impl Walker {
         transitions: &mut u64,
     ) -> HashMap<u32, Vec<u32>> {
         let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
-        let n = trie.node_count();
         self.arena.clear();
-        self.frames.clear();
         self.arena.push((l, x, 0));
-        self.frames.push((n, 0, 1));
-        let mut i = 1;
-        while i < n {
+        self.walk_range(cx, trie, seqs, 1, trie.node_count(), &mut out, transitions);
+        out
+    }
+
+    /// Walk the trie nodes `lo..hi` (the children subtrees of one node, in
+    /// preorder) from the configurations in `arena` (those of that node),
+    /// adding seq id → tokens to `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_range(
+        &mut self,
+        cx: StepCtx<'_>,
+        trie: &TokenTrie,
+        seqs: &mut SeqInterner,
+        lo: usize,
+        hi: usize,
+        out: &mut HashMap<u32, Vec<u32>>,
+        transitions: &mut u64,
+    ) {
+        self.frames.clear();
+        self.frames.push((hi, 0, self.arena.len()));
+        let mut i = lo;
+        while i < hi {
             while i >= self.frames.last().unwrap().0 {
                 let (_, lo, _) = self.frames.pop().unwrap();
                 self.arena.truncate(lo);
@@ -400,22 +403,240 @@ impl Walker {
                 i = end;
                 continue;
             }
-            let toks = trie.tokens_at(i as u32);
-            if !toks.is_empty() {
-                for c in start..self.arena.len() {
-                    let sid = self.arena[c].2;
-                    let v = out.entry(sid).or_default();
-                    for t in toks {
-                        v.push(t.0);
-                    }
-                    *transitions += toks.len() as u64;
-                }
-            }
+            self.record(trie, i, start, out, transitions);
             self.frames.push((end, start, self.arena.len()));
             i += 1;
         }
-        out
     }
+
+    /// Tokens at trie node `i` go to the sequence of every configuration in `arena[start..]`.
+    fn record(&self, trie: &TokenTrie, i: usize, start: usize, out: &mut HashMap<u32, Vec<u32>>, transitions: &mut u64) {
+        let toks = trie.tokens_at(i as u32);
+        if !toks.is_empty() {
+            for c in start..self.arena.len() {
+                let sid = self.arena[c].2;
+                let v = out.entry(sid).or_default();
+                for t in toks {
+                    v.push(t.0);
+                }
+                *transitions += toks.len() as u64;
+            }
+        }
+    }
+
+    /// [`Walker::entries`] through the position's lexeme loop when it has
+    /// one (see [`lexeme_loop`]): the tokens that stay inside the loop come
+    /// from the vocabulary's loop cache, and only the subtrees where the
+    /// walk leaves the loop are walked. Same result as [`Walker::entries`].
+    #[allow(clippy::too_many_arguments)]
+    fn entries_via_loop(
+        &mut self,
+        cx: StepCtx<'_>,
+        pv: &PreparedVocab,
+        seqs: &mut SeqInterner,
+        l: u32,
+        x: u32,
+        transitions: &mut u64,
+    ) -> Entries {
+        let Some((sig, order)) = lexeme_loop(cx, l, x) else {
+            return self.entries(cx, pv.trie(), seqs, l, x, transitions);
+        };
+        let lw = pv.loop_walk(&sig, |trie| loop_walk(trie, &sig));
+        let trie = pv.trie();
+        let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &(f, ps) in &lw.frontier {
+            self.arena.clear();
+            let arena = &mut self.arena;
+            walk::step(cx, order[ps as usize], x, trie.byte(f), &mut |l2, z, syms| {
+                let s2 = if syms.is_empty() { 0 } else { seqs.extend(0, syms) };
+                let item = (l2, z, s2);
+                if !arena.contains(&item) {
+                    arena.push(item);
+                }
+            });
+            if self.arena.is_empty() {
+                continue;
+            }
+            self.record(trie, f as usize, 0, &mut out, transitions);
+            self.walk_range(cx, trie, seqs, f as usize + 1, trie.subtree_end(f) as usize, &mut out, transitions);
+        }
+        *transitions += lw.inside.len() as u64;
+        let mut list = self.finish(cx, seqs, out, Some(&lw.inside));
+        super::streamline::merge(&mut list);
+        list
+    }
+
+    /// Seq id → tokens as sorted entries, trailing indentation events
+    /// dropped; `inside` (sorted) joins the empty sequence's tokens.
+    fn finish(&self, cx: StepCtx<'_>, seqs: &SeqInterner, mut map: HashMap<u32, Vec<u32>>, inside: Option<&Vec<u32>>) -> Entries {
+        if let Some(inside) = inside.filter(|v| !v.is_empty()) {
+            match map.get_mut(&0) {
+                None => {
+                    map.insert(0, inside.clone());
+                }
+                Some(v) => {
+                    v.sort_unstable();
+                    v.dedup();
+                    let mut m = Vec::with_capacity(v.len() + inside.len());
+                    let (mut i, mut j) = (0, 0);
+                    while i < v.len() && j < inside.len() {
+                        if v[i] < inside[j] {
+                            m.push(v[i]);
+                            i += 1;
+                        } else if inside[j] < v[i] {
+                            m.push(inside[j]);
+                            j += 1;
+                        } else {
+                            m.push(v[i]);
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                    m.extend_from_slice(&v[i..]);
+                    m.extend_from_slice(&inside[j..]);
+                    *v = m;
+                }
+            }
+        }
+        let mut list: Entries = map
+            .into_iter()
+            .map(|(sid, mut toks)| {
+                if !toks.is_sorted() {
+                    toks.sort_unstable();
+                }
+                toks.dedup();
+                let mut s = Vec::new();
+                seqs.get(sid, &mut s);
+                // Trailing indentation events never decide anything: the
+                // column only matters once a later terminal arrives.
+                while s.last().is_some_and(|&y| cx.events.is_event(y)) {
+                    s.pop();
+                }
+                (s, toks)
+            })
+            .collect();
+        list.sort();
+        list
+    }
+}
+
+/// Codes of a loop signature besides loop state indices.
+const LOOP_DEAD: u32 = u32::MAX;
+const LOOP_EXIT: u32 = u32::MAX - 1;
+/// Most lexer states of a lexeme loop taken through the loop cache.
+const MAX_LOOP_STATES: usize = 2048;
+/// A signature starts with the number of byte classes and the class of every byte.
+const SIG_HEADER: usize = 257;
+
+/// The *lexeme loop* of position `(l, x)`: while the lexeme in progress
+/// cannot end as `x` (`x` is not a winner), [`walk::step`] has exactly one
+/// outcome per byte — the lexeme continues (`(l2, x)`, no symbol) or dies —
+/// so a trie walk from `(l, x)` is a plain DFA run over the lexer states
+/// reachable that way (the loop), until a byte reaches a state where `x`
+/// wins (an exit: from there on the general walk takes over). Returns the
+/// signature (the lexer's byte classes, then per loop state, in discovery
+/// order, per byte class: the next loop state, [`LOOP_EXIT`] or
+/// [`LOOP_DEAD`]) and the loop's lexer states; `None` when the position has
+/// no loop (the start position, a winner, the `%indent` newline, too many
+/// states).
+fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+    let lx = cx.lexer;
+    let xt = crate::ids::TerminalId(x);
+    if x == NO_TARGET || x == cx.newline || lx.is_winner(LexStateId(l), xt) {
+        return None;
+    }
+    let nc = lx.n_classes();
+    let mut rep = vec![0u8; nc];
+    let mut seen_class = vec![false; nc];
+    let mut sig = Vec::with_capacity(SIG_HEADER + 4 * nc);
+    sig.push(nc as u32);
+    for b in 0..=255u8 {
+        let c = lx.class(b) as usize;
+        sig.push(c as u32);
+        if !seen_class[c] {
+            seen_class[c] = true;
+            rep[c] = b;
+        }
+    }
+    let mut order = vec![l];
+    let mut index: HashMap<u32, u32> = HashMap::from([(l, 0)]);
+    let mut i = 0;
+    while i < order.len() {
+        let s = LexStateId(order[i]);
+        i += 1;
+        for (c, &b) in rep.iter().enumerate() {
+            let code = if !seen_class[c] {
+                LOOP_DEAD
+            } else {
+                match lx.cont(s, b) {
+                    Some(l2) if lx.can_complete(l2, xt) => {
+                        if lx.is_winner(l2, xt) {
+                            LOOP_EXIT
+                        } else if let Some(&k) = index.get(&l2.0) {
+                            k
+                        } else {
+                            if order.len() >= MAX_LOOP_STATES {
+                                return None;
+                            }
+                            index.insert(l2.0, order.len() as u32);
+                            order.push(l2.0);
+                            order.len() as u32 - 1
+                        }
+                    }
+                    _ => LOOP_DEAD,
+                }
+            };
+            sig.push(code);
+        }
+    }
+    Some((sig, order))
+}
+
+/// Run a loop signature over the whole trie (see [`lexeme_loop`]).
+fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
+    let nc = sig[0] as usize;
+    let class = &sig[1..SIG_HEADER];
+    let rows = &sig[SIG_HEADER..];
+    let mut w = LoopWalk::default();
+    let mut bits: Vec<u64> = Vec::new();
+    let n = trie.node_count();
+    let mut stack: Vec<(usize, u32)> = vec![(n, 0)];
+    let mut i = 1;
+    while i < n {
+        while i >= stack.last().unwrap().0 {
+            stack.pop();
+        }
+        let ps = stack.last().unwrap().1;
+        let code = rows[ps as usize * nc + class[trie.byte(i as u32) as usize] as usize];
+        let end = trie.subtree_end(i as u32) as usize;
+        match code {
+            LOOP_DEAD => i = end,
+            LOOP_EXIT => {
+                w.frontier.push((i as u32, ps));
+                i = end;
+            }
+            k => {
+                for t in trie.tokens_at(i as u32) {
+                    let (wi, bit) = (t.0 as usize / 64, t.0 % 64);
+                    if wi >= bits.len() {
+                        bits.resize(wi + 1, 0);
+                    }
+                    bits[wi] |= 1 << bit;
+                }
+                stack.push((end, k));
+                i += 1;
+            }
+        }
+    }
+    // Sorted ids from the bitset (cheaper than sorting ~100k ids).
+    for (wi, &word) in bits.iter().enumerate() {
+        let mut b = word;
+        while b != 0 {
+            w.inside.push(wi as u32 * 64 + b.trailing_zeros());
+            b &= b - 1;
+        }
+    }
+    w
 }
 
 /// True if `seq` can never be rejected: it holds only indentation events.
@@ -575,7 +796,7 @@ impl Lazy {
     pub fn compute(&mut self, store: &MaskStore, t: &mut Tables, q: QId) {
         let (l, x) = store.q_parts(q);
         let cx = step_ctx(&store.lexer, &store.grammar);
-        let list = self.walker.entries(cx, self.pv.trie(), &mut self.seqs, l, x, &mut self.transitions);
+        let list = self.walker.entries_via_loop(cx, &self.pv, &mut self.seqs, l, x, &mut self.transitions);
         let none = super::streamline::ContextVerdicts::default();
         self.asm.add(t, &store.grammar, &none, q as usize, x, &list, &[]);
         self.done[q as usize] = true;

@@ -4,20 +4,62 @@
 //! compile (a JSON Schema, a regex) pays only for its own grammar.
 
 use super::{TokenTrie, Vocab};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
+
+/// The trie walk of a *lexeme loop* (see `store::build`): the tokens whose
+/// bytes all stay inside the loop (sorted), and the trie nodes where the
+/// walk leaves it, with the loop state before that node's byte.
+#[derive(Debug, Default)]
+pub struct LoopWalk {
+    pub inside: Vec<u32>,
+    pub frontier: Vec<(u32, u32)>,
+}
+
+/// Loop walks by loop signature (bounded; see [`PreparedVocab::loop_walk`]).
+#[derive(Default)]
+struct LoopCache {
+    map: HashMap<Vec<u32>, Rc<LoopWalk>>,
+    words: usize,
+}
+
+/// Most words (signature + tokens + frontier) the loop cache keeps.
+const LOOP_CACHE_WORDS: usize = 8 << 20;
 
 /// A vocabulary with its token trie (see the module doc).
 pub struct PreparedVocab {
     vocab: Rc<Vocab>,
     trie: TokenTrie,
     fingerprint: u64,
+    loops: RefCell<LoopCache>,
 }
 
 impl PreparedVocab {
     pub fn new(vocab: Vocab) -> Self {
         let trie = TokenTrie::new(&vocab);
         let fingerprint = vocab.fingerprint();
-        PreparedVocab { vocab: Rc::new(vocab), trie, fingerprint }
+        PreparedVocab { vocab: Rc::new(vocab), trie, fingerprint, loops: RefCell::default() }
+    }
+    /// The loop walk for signature `sig`, computed by `make` on a miss and
+    /// kept for later compiles for this vocabulary (it depends only on the
+    /// signature and the trie).
+    pub fn loop_walk(&self, sig: &[u32], make: impl FnOnce(&TokenTrie) -> LoopWalk) -> Rc<LoopWalk> {
+        if let Some(w) = self.loops.borrow().map.get(sig) {
+            return w.clone();
+        }
+        let w = Rc::new(make(&self.trie));
+        let mut c = self.loops.borrow_mut();
+        let n = sig.len() + w.inside.len() + 2 * w.frontier.len() + 16;
+        if c.words + n > LOOP_CACHE_WORDS {
+            c.map.clear();
+            c.words = 0;
+        }
+        if n <= LOOP_CACHE_WORDS / 4 {
+            c.words += n;
+            c.map.insert(sig.to_vec(), w.clone());
+        }
+        w
     }
     pub fn vocab(&self) -> &Vocab {
         &self.vocab

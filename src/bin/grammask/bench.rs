@@ -24,6 +24,9 @@ pub struct Args {
     max_tokens: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// --json-schema-dir: cut a schema's generation short after this many ms (reported as `capped`).
+    #[arg(long, default_value_t = 10_000)]
+    schema_time_cap_ms: u64,
     /// --json-schema-dir: keep the generated instances here.
     #[arg(long)]
     out_dir: Option<PathBuf>,
@@ -56,6 +59,7 @@ pub fn run(a: Args) -> Result<bool> {
         let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--json-schema-dir needs --tokenizer")) };
         let o = crate::bench_schema::Opts {
             dir, tokenizer: t, schema: &a.schema, json: a.json, max_tokens: a.max_tokens, seed: a.seed, out_dir: a.out_dir.as_deref(),
+            cap_ms: a.schema_time_cap_ms,
         };
         return crate::bench_schema::run(&o);
     }
