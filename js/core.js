@@ -553,7 +553,9 @@ function makeApi(raw, isReady) {
    * {type: 'regex', regex}, {type: 'lark', grammar, start?}, or
    * {type: 'store', store} (a MaskStore or blob bytes, checked against the
    * vocabulary and returned as is). Options: whitespace ('default', 'compact',
-   * 'spaced', 'flexible'), maxWhitespace (flexible: longest run), lenient.
+   * 'spaced', 'flexible'), maxWhitespace (flexible: longest run), lenient;
+   * Lark grammars: strict (refuse shift/reduce conflicts), lexer
+   * ('contextual', 'basic', 'longest': overrides the grammar's %lexer).
    */
   function compile(vocab, responseFormat, options = {}) {
     const rv = rawOfVocab(vocab);
@@ -566,15 +568,19 @@ function makeApi(raw, isReady) {
       return store;
     }
     if (typeof raw.compileRaw !== 'function') throw noCompiler('compile');
-    const { whitespace, maxWhitespace, lenient } = options ?? {};
+    const { whitespace, maxWhitespace, lenient, strict, lexer } = options ?? {};
     if (whitespace !== undefined && !['default', 'compact', 'spaced', 'flexible'].includes(whitespace)) {
       throw new TypeError(`grammask: whitespace must be 'default', 'compact', 'spaced' or 'flexible', got ${describe(whitespace)}`);
     }
     if (maxWhitespace !== undefined) u32(maxWhitespace, 'maxWhitespace');
     if (lenient !== undefined && typeof lenient !== 'boolean') throw new TypeError('grammask: lenient must be a boolean');
+    if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('grammask: strict must be a boolean');
+    if (lexer !== undefined && !['contextual', 'basic', 'longest'].includes(lexer)) {
+      throw new TypeError(`grammask: lexer must be 'contextual', 'basic' or 'longest', got ${describe(lexer)}`);
+    }
     let text;
     try { text = JSON.stringify(rf); } catch (e) { throw new TypeError(`grammask: responseFormat cannot be serialized as JSON: ${e.message}`); }
-    return new MaskStore(guard(() => raw.compileRaw(rv, text, whitespace, maxWhitespace, lenient)), INTERNAL);
+    return new MaskStore(guard(() => raw.compileRaw(rv, text, whitespace, maxWhitespace, lenient, strict, lexer)), INTERNAL);
   }
   api.compile = compile;
 

@@ -292,6 +292,10 @@ export interface ConstraintOptions {
   maxWhitespace?: number;
   /** Schemas: ignore known keywords that cannot be enforced (listed in `store.warnings`) instead of refusing the schema. */
   lenient?: boolean;
+  /** Lark grammars: refuse shift/reduce conflicts (Lark's `strict=True`) instead of settling them as shift with a warning (`store.warnings`). */
+  strict?: boolean;
+  /** Lark grammars: the lexer mode, overriding the grammar's `%lexer` (default: `contextual`, as Lark's LALR). */
+  lexer?: 'contextual' | 'basic' | 'longest';
 }
 
 /**

@@ -162,6 +162,19 @@ test('compile: errors are clear JS errors naming JS options', () => {
   assert.throws(() => compile(v, { type: 'store', store: 3 }), /needs a store field/);
   assert.throws(() => compile({}, { type: 'json' }), /expected a PreparedVocab/);
   assert.throws(() => compileStore(42, small), TypeError);
+  // Lark's conflict rules: shift/reduce settled as shift with a warning; strict refuses it.
+  const ambiguous = 'start: e\ne: e "b" e | "a"';
+  const settled = compile(v, { type: 'lark', grammar: ambiguous });
+  assert.ok(settled.warnings.some((w) => /shift\/reduce/i.test(w)), settled.warnings.join('\n'));
+  const sm = new Matcher(settled);
+  sm.commitTokens([0, 1, 0, 1, 0]);
+  assert.ok(sm.isAccepting());
+  expectKind(() => compile(v, { type: 'lark', grammar: ambiguous }, { strict: true }), 'Conflict', /strict mode/);
+  const basic = compile(v, { type: 'lark', grammar: 'start: "a"+ "b"' }, { lexer: 'basic' });
+  assert.deepEqual(Array.from(new Matcher(basic).forcedTokens()), [0]);
+  assert.throws(() => compile(v, { type: 'lark', grammar: 'start: "a"' }, { lexer: 'earley' }), /lexer must be 'contextual', 'basic' or 'longest'/);
+  assert.throws(() => compile(v, { type: 'lark', grammar: 'start: "a"' }, { strict: 'yes' }), /strict must be a boolean/);
+  sm.free(); settled.free(); basic.free();
   m.free(); ok.free(); v.free();
 });
 

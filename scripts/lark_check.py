@@ -42,6 +42,7 @@ GRAMMARS = os.path.join(HERE, "..", "grammars")
 
 def load(grammar_path, start=None, strict=True):
     text = open(grammar_path, encoding="utf-8").read()
+    text = re.sub(r"^%lexer\s+\w+\s*$", "", text, flags=re.M)
     m = re.search(r"^%indent\s+(\w+)\s+(\w+)\s+(\w+)\s*$", text, re.M)
     postlex = None
     if m:

@@ -36,6 +36,18 @@ else
   say "lark fixture present"
 fi
 
+# 2b. Lark 1.2.2 itself, the oracle of the Lark corpus (scripts/lark_corpus.py, scripts/lark_check.py),
+#     in .venv-lark (with `regex`, which Lark uses for widths of \p{..} patterns, and interegular for
+#     strict mode); then the corpus grammars from their registry packages (grammars/thirdparty/).
+if [ ! -x .venv-lark/bin/python ] || ! .venv-lark/bin/python -c 'import lark, regex, interegular; assert lark.__version__ == "1.2.2"' 2>/dev/null; then
+  say "python venv .venv-lark: lark==1.2.2 interegular==0.3.3 regex==2026.11.15"
+  python3 -m venv .venv-lark
+  .venv-lark/bin/pip install --quiet lark==1.2.2 interegular==0.3.3 regex==2026.11.15
+else
+  say ".venv-lark present"
+fi
+.venv-lark/bin/python scripts/lark_corpus.py setup
+
 # 3. The wasm toolchain (scripts/build-pkg.sh, pkg-tests). Every step is
 #    skipped when already present; only registries are used (crates.io, npm,
 #    Debian), never GitHub downloads.

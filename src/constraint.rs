@@ -66,6 +66,11 @@ pub struct ConstraintOptions {
     pub whitespace: Whitespace,
     /// Schemas: ignore known keywords that cannot be enforced (listed in the warnings).
     pub lenient: bool,
+    /// Lark grammars: refuse shift/reduce conflicts instead of resolving them as shift
+    /// (Lark's `strict=True`).
+    pub strict: bool,
+    /// Lark grammars: the lexer mode, overriding the grammar's `%lexer`.
+    pub lexer: Option<crate::grammar::LexerMode>,
 }
 
 /// A constraint as a grammar, with the warnings of its front end.
@@ -73,8 +78,16 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
     let so = SchemaOptions { whitespace: o.whitespace, lenient: o.lenient };
     match c {
         Constraint::Lark { grammar, file, start } => {
-            let cfg = crate::grammar::lark::parse_grammar(grammar, file, start.as_deref(), &|_| None)?;
-            Ok((cfg, Vec::new()))
+            let mut cfg = crate::grammar::lark::parse_grammar(grammar, file, start.as_deref(), &|_| None)?;
+            if o.strict {
+                cfg.conflicts = cfg.conflicts.strict();
+            }
+            if let Some(m) = o.lexer {
+                cfg.lexer = m;
+            }
+            // The conflicts Lark's rules settle are reported as warnings.
+            let warnings = crate::parser::lalr::build(&cfg)?.warnings.into_iter().map(|w| w.message).collect();
+            Ok((cfg, warnings))
         }
         Constraint::JsonSchema(s) => crate::schema::to_cfg(s, &so).map(|g| (g.cfg, g.warnings)),
         Constraint::JsonObject => crate::schema::any_json(true, &so).map(|g| (g.cfg, g.warnings)),

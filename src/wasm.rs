@@ -655,7 +655,9 @@ fn token_mask(v: &Vocab, pred: impl Fn(&Vocab, crate::ids::TokenId) -> bool) -> 
 /// `{type: 'json_object'}`, `{type: 'json'}`, `{type: 'regex', regex}` or
 /// `{type: 'lark', grammar, start?}`) for a vocabulary (feature `compiler`).
 /// `whitespace`: `default`, `compact`, `spaced` or `flexible` (with at most
-/// `max_whitespace` consecutive whitespace characters, default 4).
+/// `max_whitespace` consecutive whitespace characters, default 4). Lark
+/// grammars: `strict` refuses shift/reduce conflicts (Lark's `strict=True`),
+/// `lexer` overrides the grammar's `%lexer` (`contextual`, `basic`, `longest`).
 #[cfg(feature = "compiler")]
 #[wasm_bindgen(js_name = compileRaw)]
 pub fn compile_raw(
@@ -664,6 +666,8 @@ pub fn compile_raw(
     whitespace: Option<String>,
     max_whitespace: Option<u32>,
     lenient: Option<bool>,
+    strict: Option<bool>,
+    lexer: Option<String>,
 ) -> Result<RawMaskStore, JsValue> {
     use crate::constraint::{Constraint, ConstraintOptions};
     use crate::schema::Whitespace;
@@ -697,7 +701,13 @@ pub fn compile_raw(
         }
         (None, Some(_)) => unreachable!("matched above"),
     };
-    let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false) };
+    let lexer = match lexer.as_deref() {
+        None => None,
+        Some(name) => Some(crate::grammar::LexerMode::from_name(name).ok_or_else(|| {
+            js_error(crate::err!(Grammar, "lexer must be 'contextual', 'basic' or 'longest', got {name:?}"))
+        })?),
+    };
+    let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false), strict: strict.unwrap_or(false), lexer };
     let pv = vocab.prepared();
     let (store, warnings) = crate::constraint::compile(&pv, &constraint, &opts).map_err(js_error)?;
     Ok(RawMaskStore::new(store, warnings))

@@ -14,7 +14,7 @@ use grammask::ErrorKind;
 /// terminals, lowercase are nonterminals, an empty alternative is ε. The
 /// first rule's lhs is the start symbol.
 fn bnf(src: &str) -> Cfg {
-    let mut cfg = Cfg { terminals: vec![], nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest };
+    let mut cfg = Cfg { terminals: vec![], nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest, conflicts: Default::default() };
     let span = |line: usize| Span { file: "test.bnf".into(), line: line as u32 + 1, col: 1 };
     fn nt(cfg: &mut Cfg, name: &str, span: Span) -> NonterminalId {
         cfg.nonterminal_by_name(name).unwrap_or_else(|| {
@@ -581,4 +581,66 @@ fn bench_accepts() {
     let start = std::time::Instant::now();
     let t = build_tables(&cfg).unwrap();
     eprintln!("big grammar ({} nts, {} rules, {} states): built in {:?}", cfg.nonterminals.len(), cfg.rules.len(), t.n_states(), start.elapsed());
+}
+
+// ---------------------------------------------------------------- Lark's conflict rules
+
+fn lark(src: &str) -> Cfg {
+    grammask::grammar::lark::parse_grammar(src, "g.lark", None, &|_| None).unwrap()
+}
+
+#[test]
+fn lark_shift_reduce_is_shift_with_a_warning() {
+    let mut cfg = lark("start: stmt\nstmt: \"if\" \"x\" stmt | \"if\" \"x\" stmt \"else\" stmt | \"s\"\n%ignore \" \"\n");
+    let b = grammask::parser::lalr::build(&cfg).unwrap();
+    assert_eq!(b.warnings.len(), 1, "{:?}", b.warnings);
+    let w = &b.warnings[0];
+    assert_eq!(w.terminal, "ELSE");
+    assert!(w.message.starts_with("g.lark:2:1: shift/reduce conflict on terminal ELSE"), "{}", w.message);
+    assert!(w.message.contains("resolved as shift"), "{}", w.message);
+    // Shift: the else belongs to the inner if; both nestings parse.
+    let rec = grammask::parser::driver::Recognizer::new(cfg.clone()).unwrap();
+    assert!(rec.check(b"if x if x s else s").is_ok());
+    assert!(rec.check(b"if x s else s else s").is_err());
+    // Strict (Lark's strict=True) refuses it.
+    cfg.conflicts = cfg.conflicts.strict();
+    let e = build_tables(&cfg).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert!(e.message().contains("shift/reduce conflict on terminal ELSE") && e.message().contains("strict"), "{}", e.message());
+}
+
+#[test]
+fn lark_reduce_reduce_by_rule_priority() {
+    // Without priorities: an error, as in Lark, with the Earley hint.
+    let e = build_tables(&lark("start: a | b\na: \"x\"\nb: \"x\"\n")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    let m = e.message();
+    assert!(m.contains("reduce/reduce conflict on terminal $END"), "{m}");
+    assert!(m.contains("Lark's LALR parser refuses this grammar too") && m.contains("Earley") && m.contains("rule.2"), "{m}");
+    // Equal priorities: still an error.
+    assert!(build_tables(&lark("start: a | b\na.1: \"x\"\nb.1: \"x\"\n")).is_err());
+    // A strictly higher priority wins.
+    let cfg = lark("start: a | b\na: \"x\"\nb.2: \"x\"\n");
+    let b = grammask::parser::lalr::build(&cfg).unwrap();
+    assert!(b.warnings.is_empty());
+    let bx = cfg.nonterminal_by_name("b").unwrap();
+    let rb = cfg.rules.iter().position(|r| r.lhs == bx).unwrap();
+    let t = b.tables;
+    let x = cfg.terminal_by_name("X").unwrap();
+    let mut p = LrParser::new(&t);
+    p.consume(&t, &[x]).unwrap();
+    assert_eq!(t.action(p.top_state(), t.eof()), grammask::parser::Action::Reduce(grammask::ids::RuleId(rb as u32)));
+}
+
+#[test]
+fn lark_accepts_at_the_end_state() {
+    // `s: start` makes the end state also reduce on $END (an accept/reduce
+    // conflict for a strict LALR builder); Lark accepts there.
+    let mut cfg = lark("start: s | \"a\"\ns: start\n");
+    let b = grammask::parser::lalr::build(&cfg).unwrap();
+    assert!(b.warnings.is_empty());
+    let rec = grammask::parser::driver::Recognizer::new(cfg.clone()).unwrap();
+    assert!(rec.check(b"a").is_ok() && rec.check(b"").is_err() && rec.check(b"aa").is_err());
+    cfg.conflicts = grammask::grammar::ConflictPolicy::Strict;
+    assert!(build_tables(&cfg).unwrap_err().message().contains("accept/reduce"));
 }

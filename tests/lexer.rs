@@ -54,7 +54,7 @@ fn ignored(mut t: TerminalDef) -> TerminalDef {
 }
 
 fn cfg(terminals: Vec<TerminalDef>) -> Cfg {
-    Cfg { terminals, nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest }
+    Cfg { terminals, nonterminals: vec![], rules: vec![], start: NonterminalId(0), indent: None, lexer: grammask::grammar::LexerMode::Longest, conflicts: Default::default() }
 }
 
 const KEYWORDS: &[&str] = &[

@@ -481,6 +481,7 @@ _NL: /(\n *)+/
 %ignore / +/
 %indent _NL _INDENT _DEDENT
 %declare _INDENT _DEDENT
+%lexer longest
 "#,
             alpha: b"\n :ifx",
             compl: b"\n x:",

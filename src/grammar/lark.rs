@@ -25,14 +25,21 @@
 //!    Only rules reachable from the start rule are kept; only terminals they
 //!    use, `%ignore`d ones and the `%indent` ones.
 //!
+//! Terminals are built exactly as Lark's `TerminalTreeToPattern` builds them
+//! (one Python regex string per terminal: parts joined without parentheses,
+//! so `/a|b/ "c"` is `a|bc`; alternatives sorted longest first; flags as
+//! scoped groups), then translated to regex-syntax by [`pyregex`]; Lark's
+//! lexer order ([`crate::grammar::LarkOrder`]) comes from the same string
+//! ([`srewidth`]).
+//!
 //! Deviations from Lark: duplicate alternatives produced by optionals are
-//! merged instead of rejected; in a terminal, a regex operand of a
-//! concatenation is parenthesised (`/a|b/ "c"` means `(a|b)c`, Lark builds
-//! `a|bc`); lookaround and backreferences are rejected (our lexer is a DFA).
+//! merged instead of rejected; lookaround and backreferences are rejected
+//! (our lexer is a DFA).
 
 mod json_embed;
 mod normalize;
 pub(crate) mod pyregex;
+pub(crate) mod srewidth;
 pub(crate) mod syntax;
 
 use std::collections::HashMap;
@@ -46,6 +53,8 @@ use syntax::{Alt, Atom, Def as SynDef, Expansions, Pos, Stmt, Value};
 
 /// The bundled `common.lark` (`%import common.NAME`).
 pub const COMMON_LARK: &str = include_str!("common.lark");
+/// The bundled `unicode.lark` (`%import unicode.NAME`).
+pub const UNICODE_LARK: &str = include_str!("unicode.lark");
 
 /// Load a grammar file; `%import .sibling.NAME` resolves relative to the file's directory,
 /// `%import common.NAME` from the bundled common.lark (include_str!).
@@ -89,7 +98,8 @@ pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: 
 /// What a definition is.
 #[derive(Clone, Debug)]
 pub(crate) enum DefKind {
-    Rule { params: Vec<String>, body: Expansions },
+    /// `priority`: Lark's rule priority (`rule.N:`), `None` when not given.
+    Rule { params: Vec<String>, body: Expansions, priority: Option<i32> },
     /// `body == None`: `%declare`d.
     Term { priority: i32, body: Option<Expansions> },
     DeclaredRule,
@@ -196,6 +206,8 @@ pub(crate) struct Builder<'a> {
     pub ignore: Vec<(String, Span)>,
     /// `%indent` names with positions, and the directive's span.
     pub indent: Option<(Vec<(String, Span)>, Span)>,
+    /// `%lexer` of the root grammar, and where it was given.
+    pub lexer: Option<(super::LexerMode, Span)>,
     root_file: String,
     resolve: &'a dyn Fn(&str) -> Option<String>,
     /// Modules being imported (cycle detection).
@@ -204,7 +216,7 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, root_file: root_file.to_string(), resolve, stack: Vec::new() }
+        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, lexer: None, root_file: root_file.to_string(), resolve, stack: Vec::new() }
     }
 
     fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {
@@ -237,7 +249,7 @@ impl<'a> Builder<'a> {
         };
         let old = &mut self.defs[i];
         let (new_body, ok) = match (&d.kind, &mut old.kind) {
-            (DefKind::Rule { params: p1, body }, DefKind::Rule { params: p2, .. }) => (body.clone(), p1 == p2),
+            (DefKind::Rule { params: p1, body, .. }, DefKind::Rule { params: p2, .. }) => (body.clone(), p1 == p2),
             (DefKind::Term { body: Some(body), .. }, DefKind::Term { body: Some(_), .. }) => (body.clone(), true),
             _ => (Vec::new(), false),
         };
@@ -256,14 +268,14 @@ impl<'a> Builder<'a> {
 
     fn convert_def(d: SynDef, file: &Rc<str>, m: Option<&Mangle>) -> Definition {
         let (name, kind, pos) = match d {
-            SynDef::Rule { name, params, body, pos } => (name, DefKind::Rule { params, body }, pos),
+            SynDef::Rule { name, params, body, pos, priority } => (name, DefKind::Rule { params, body, priority }, pos),
             SynDef::Term { name, priority, body, pos } => (name, DefKind::Term { priority, body: Some(body) }, pos),
         };
         let mut def = Definition { name, kind, file: file.clone(), pos, inline_only: false };
         if let Some(m) = m {
             def.name = m.apply(&def.name);
             match &mut def.kind {
-                DefKind::Rule { params, body } => {
+                DefKind::Rule { params, body, .. } => {
                     params.iter_mut().for_each(|p| *p = m.apply(p));
                     mangle_body(body, m);
                 }
@@ -326,7 +338,13 @@ impl<'a> Builder<'a> {
                     }
                     self.indent = Some((names.into_iter().map(|(n, p)| (n, span(&file, p))).collect(), span(&file, pos)));
                 }
-                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } => {}
+                Stmt::Lexer { mode, pos } if m.is_none() => {
+                    if let Some((_, prev)) = &self.lexer {
+                        return Err(err!(Grammar, "{}: %lexer given twice (first at {prev})", span(&file, pos)));
+                    }
+                    self.lexer = Some((mode, span(&file, pos)));
+                }
+                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } | Stmt::Lexer { .. } => {}
             }
         }
         Ok(())
@@ -347,12 +365,20 @@ impl<'a> Builder<'a> {
                 Some(t) => (full, fname.display().to_string(), t),
                 None => return Err(err!(Grammar, "{at}: cannot import '{shown}': grammar file {} not found", fname.display())),
             }
+        } else if let Some(text) = (self.resolve)(&dotted).filter(|_| dotted != "common" && dotted != "unicode") {
+            // Lark tries the importing grammar's import paths before its standard library.
+            let mut fname = Path::new(&self.root_file).parent().map(Path::to_path_buf).unwrap_or_default();
+            path.iter().for_each(|p| fname.push(p));
+            fname.set_extension("lark");
+            (path.to_vec(), fname.display().to_string(), text)
         } else if dotted == "common" {
             (vec!["common".into()], "common.lark".into(), COMMON_LARK.to_string())
+        } else if dotted == "unicode" {
+            (vec!["unicode".into()], "unicode.lark".into(), UNICODE_LARK.to_string())
         } else {
             return Err(err!(
                 Grammar,
-                "{at}: cannot import '{shown}': only 'common' is bundled; import grammar files next to this one with a relative import (`%import .{dotted}.NAME`)"
+                "{at}: cannot import '{shown}': grammask bundles Lark's standard grammars 'common' and 'unicode'; import grammar files next to this one with a relative import (`%import .{dotted}.NAME`)"
             ));
         };
         let key = full.join(".");
@@ -379,7 +405,7 @@ impl<'a> Builder<'a> {
             if std::mem::replace(&mut full_set[i], true) {
                 continue;
             }
-            if let DefKind::Rule { params, body } = &sub.defs[i].kind {
+            if let DefKind::Rule { params, body, .. } = &sub.defs[i].kind {
                 let mut refs = Vec::new();
                 for_each_value(body, &mut |v| value_names(v, &mut refs));
                 work.extend(refs.into_iter().filter(|r| !params.iter().any(|p| p == r)).filter_map(|r| sub.index.get(r).copied()));

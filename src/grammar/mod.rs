@@ -210,6 +210,36 @@ impl LexerMode {
     }
 }
 
+/// How the LALR(1) table builder settles conflicts (see
+/// [`crate::parser::lalr`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ConflictPolicy {
+    /// Every conflict is an error (grammask's own front ends, which must
+    /// emit conflict-free grammars: a conflict there is a bug, never settled
+    /// silently).
+    #[default]
+    Strict,
+    /// Lark 1.2.2's LALR (`Lark(..., parser='lalr')`): a shift/reduce
+    /// conflict is settled as shift (grammask reports each one as a
+    /// warning); a reduce/reduce conflict goes to the rule of strictly
+    /// highest priority, else it is an error; reaching the end state at the
+    /// end of input accepts.
+    Lark,
+    /// Lark with `strict=True`: as [`ConflictPolicy::Lark`], but a
+    /// shift/reduce conflict is an error.
+    LarkStrict,
+}
+
+impl ConflictPolicy {
+    /// The strict variant of this policy (`--strict`).
+    pub fn strict(self) -> ConflictPolicy {
+        match self {
+            ConflictPolicy::Strict => ConflictPolicy::Strict,
+            ConflictPolicy::Lark | ConflictPolicy::LarkStrict => ConflictPolicy::LarkStrict,
+        }
+    }
+}
+
 /// A normalized context-free grammar over terminals.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cfg {
@@ -219,6 +249,8 @@ pub struct Cfg {
     pub start: NonterminalId,
     pub indent: Option<IndentConfig>,
     pub lexer: LexerMode,
+    /// How LALR(1) conflicts are settled (the Lark front end: [`ConflictPolicy::Lark`]).
+    pub conflicts: ConflictPolicy,
 }
 
 impl Cfg {

@@ -24,15 +24,21 @@ use std::collections::HashMap;
 
 use super::{Action, LrTableParts, LrTables, MAX_ACTION_ID, NO_GOTO};
 use crate::err;
-use crate::grammar::{Cfg, Symbol};
+use crate::grammar::{Cfg, ConflictPolicy, Symbol};
 use crate::ids::{ParseStateId, RuleId};
 use crate::Result;
 
 /// Conflicts listed in one error; the rest are counted.
 pub const MAX_REPORTED_CONFLICTS: usize = 20;
 
-/// Builds LALR(1) tables for `cfg` (see the module doc).
+/// Builds LALR(1) tables for `cfg` (see the module doc), settling conflicts
+/// by `cfg.conflicts`.
 pub fn build_tables(cfg: &Cfg) -> Result<LrTables> {
+    build(cfg).map(|b| b.tables)
+}
+
+/// [`build_tables`], also returning the conflicts settled as Lark does.
+pub fn build(cfg: &Cfg) -> Result<LalrBuild> {
     let g = Grammar::new(cfg)?;
     let lr0 = Lr0::build(&g)?;
     let (reductions, la) = lookaheads(&g, &lr0);
@@ -490,8 +496,31 @@ fn lookaheads(g: &Grammar, lr0: &Lr0) -> (Vec<Reduction>, Bits) {
     (reductions, la)
 }
 
-/// Fills the tables and collects conflicts.
-fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) -> Result<LrTables> {
+/// One conflict settled the way Lark settles it (a warning, not an error).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettledConflict {
+    /// The LR state (grammask's numbering).
+    pub state: u32,
+    /// The terminal (display name; `$END` for the end of input).
+    pub terminal: String,
+    /// The rule that is *not* reduced there.
+    pub rule: RuleId,
+    /// Where that rule was written.
+    pub span: crate::grammar::Span,
+    /// `file:line:col: shift/reduce conflict on terminal T resolved as shift: ...`.
+    pub message: String,
+}
+
+/// LR tables plus the conflicts that [`ConflictPolicy::Lark`] settled.
+#[derive(Clone, Debug)]
+pub struct LalrBuild {
+    pub tables: LrTables,
+    /// Shift/reduce conflicts settled as shift, in state order.
+    pub warnings: Vec<SettledConflict>,
+}
+
+/// Fills the tables and settles or collects conflicts (see [`ConflictPolicy`]).
+fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) -> Result<LalrBuild> {
     let n_states = lr0.states.len();
     let nt = g.n_term as usize;
     let nn = g.n_nt as usize;
@@ -509,20 +538,66 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
             action[p * nt + g.eof() as usize] = Action::Accept.encode();
         }
     }
+    let policy = cfg.conflicts;
+    let lark = policy != ConflictPolicy::Strict;
     let mut conflicts: Vec<String> = Vec::new();
     let mut n_conflicts = 0usize;
-    for (k, red) in reductions.iter().enumerate() {
-        let p = red.state as usize;
-        let mine = Action::Reduce(RuleId(red.rule));
-        for t in la.iter_row(k) {
-            let slot = &mut action[p * nt + t as usize];
-            if *slot == 0 {
-                *slot = mine.encode();
-                continue;
+    let mut n_rr = 0usize;
+    let mut warnings = Vec::new();
+    let mut report = |conflicts: &mut Vec<String>, c: String| {
+        n_conflicts += 1;
+        if conflicts.len() < MAX_REPORTED_CONFLICTS {
+            conflicts.push(c);
+        }
+    };
+    // Reductions are grouped by state: settle each state's terminals at once.
+    let mut by_term: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut k = 0;
+    while k < reductions.len() {
+        let p = reductions[k].state as usize;
+        by_term.clear();
+        while k < reductions.len() && reductions[k].state as usize == p {
+            for t in la.iter_row(k) {
+                by_term.entry(t).or_default().push(reductions[k].rule);
             }
-            n_conflicts += 1;
-            if conflicts.len() < MAX_REPORTED_CONFLICTS {
-                conflicts.push(describe_conflict(cfg, g, lr0, p as u32, t, Action::decode(*slot), red.rule));
+            k += 1;
+        }
+        let mut terms: Vec<u32> = by_term.keys().copied().collect();
+        terms.sort_unstable();
+        for t in terms {
+            let mut rules = by_term[&t].clone();
+            let slot = action[p * nt + t as usize];
+            if rules.len() > 1 {
+                // Lark: the rule of strictly highest priority wins; else an error.
+                let prio = |r: u32| cfg.rules.get(r as usize).map_or(0, |x| x.priority);
+                rules.sort_by_key(|&r| std::cmp::Reverse(prio(r)));
+                if lark && prio(rules[0]) > prio(rules[1]) {
+                    rules.truncate(1);
+                } else {
+                    n_rr += 1;
+                    let first = Action::Reduce(RuleId(rules[0]));
+                    for &r in &rules[1..] {
+                        report(&mut conflicts, describe_conflict(cfg, g, lr0, p as u32, t, first, r));
+                    }
+                    if Action::decode(slot) != Action::Error && policy == ConflictPolicy::Strict {
+                        report(&mut conflicts, describe_conflict(cfg, g, lr0, p as u32, t, Action::decode(slot), rules[0]));
+                    }
+                    continue;
+                }
+            }
+            let rule = rules[0];
+            match Action::decode(slot) {
+                Action::Error => action[p * nt + t as usize] = Action::Reduce(RuleId(rule)).encode(),
+                // Lark returns as soon as a reduction reaches the end state at
+                // the end of input: the reduction on $END there never runs.
+                Action::Accept if lark => {}
+                old @ Action::Shift(_) if policy == ConflictPolicy::Lark => {
+                    let what = describe_conflict(cfg, g, lr0, p as u32, t, old, rule);
+                    let span = cfg.rules.get(rule as usize).map(|r| r.span.clone()).unwrap_or_default();
+                    let message = format!("{span}: {what}; resolved as shift (as Lark does)");
+                    warnings.push(SettledConflict { state: p as u32, terminal: sym_name(cfg, g, t).to_string(), rule: RuleId(rule), span, message });
+                }
+                old => report(&mut conflicts, describe_conflict(cfg, g, lr0, p as u32, t, old, rule)),
             }
         }
     }
@@ -535,9 +610,21 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
         if n_conflicts > conflicts.len() {
             msg.push_str(&format!("\n  ... and {} more", n_conflicts - conflicts.len()));
         }
+        if lark && n_rr > 0 {
+            msg.push_str(
+                "\nLark's LALR parser refuses this grammar too (reduce/reduce conflicts are errors in \
+                 Lark unless one rule has a higher priority): the grammar is ambiguous or needs more than \
+                 one token of lookahead, as grammars written for Lark's Earley parser often are. Usual \
+                 rewrites: merge the rules that derive the same text into one (inline one into the \
+                 other, or factor out their common part), or give the rule to prefer a higher priority \
+                 (`rule.2: ...`).",
+            );
+        } else if policy == ConflictPolicy::LarkStrict {
+            msg.push_str("\n(strict mode: Lark would resolve shift/reduce conflicts as shift; drop the strict option (CLI --strict, JS strict: true) to accept that)");
+        }
         return Err(err!(Conflict, "{msg}"));
     }
-    LrTables::from_parts(LrTableParts {
+    let tables = LrTables::from_parts(LrTableParts {
         n_terminals: g.n_term,
         n_nonterminals: g.n_nt,
         n_states: n_states as u32,
@@ -546,7 +633,8 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
         goto_,
         rule_lhs: g.lhs[..g.lhs.len() - 1].to_vec(),
         rule_len: (0..g.lhs.len() as u32 - 1).map(|r| g.body(r).len() as u32).collect(),
-    })
+    })?;
+    Ok(LalrBuild { tables, warnings })
 }
 
 fn sym_name<'a>(cfg: &'a Cfg, g: &Grammar, s: u32) -> &'a str {

@@ -64,6 +64,7 @@ pub fn to_cfg(pattern: &str) -> Result<Cfg> {
         start,
         indent: None,
         lexer: LexerMode::LongestAll,
+        conflicts: Default::default(),
     })
 }
 

@@ -891,6 +891,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             start: NonterminalId::new(0),
             indent: None,
             lexer: LexerMode::LongestAll,
+            conflicts: Default::default(),
         })
     }
 }

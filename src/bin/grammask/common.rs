@@ -4,6 +4,37 @@ use grammask::store::MaskStore;
 use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
 
+/// Grammar options shared by the subcommands that load a Lark grammar.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct GrammarArgs {
+    /// Refuse shift/reduce conflicts (Lark's `strict=True`) instead of resolving them as shift.
+    #[arg(long)]
+    pub strict: bool,
+    /// Lexer mode, overriding the grammar's `%lexer` directive: contextual (Lark's default),
+    /// basic (Lark's basic lexer) or longest (global maximal munch).
+    #[arg(long, value_parser = ["contextual", "basic", "longest"])]
+    pub lexer: Option<String>,
+}
+
+/// Loads a Lark grammar file with the `--strict` / `--lexer` options and prints the
+/// conflicts Lark's rules settle (as warnings, to stderr) unless `quiet`.
+pub(crate) fn load_grammar(path: &Path, start: Option<&str>, g: &GrammarArgs, quiet: bool) -> Result<grammask::grammar::Cfg> {
+    let mut cfg = grammask::grammar::lark::load_grammar_file(path, start)?;
+    if g.strict {
+        cfg.conflicts = cfg.conflicts.strict();
+    }
+    if let Some(m) = &g.lexer {
+        cfg.lexer = grammask::grammar::LexerMode::from_name(m).unwrap_or(cfg.lexer);
+    }
+    let built = grammask::parser::lalr::build(&cfg)?;
+    if !quiet {
+        for w in &built.warnings {
+            eprintln!("grammask: warning: {}", w.message);
+        }
+    }
+    Ok(cfg)
+}
+
 pub(crate) fn with_list(mut files: Vec<PathBuf>, list: Option<PathBuf>) -> Result<Vec<PathBuf>> {
     if let Some(l) = list {
         let text = String::from_utf8_lossy(&read(&l)?).into_owned();

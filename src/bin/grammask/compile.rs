@@ -1,6 +1,6 @@
 //! `grammask compile`: build a mask store blob for a grammar and a tokenizer.
 
-use crate::common::peak_rss_mb;
+use crate::common::{load_grammar, peak_rss_mb, GrammarArgs};
 use grammask::store::MaskStore;
 use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
@@ -27,6 +27,8 @@ pub struct Args {
     eos: Option<Vec<u32>>,
     #[arg(long)]
     start: Option<String>,
+    #[command(flatten)]
+    grammar_args: GrammarArgs,
     /// Keep the raw store (no streamlining).
     #[arg(long)]
     no_streamline: bool,
@@ -41,7 +43,7 @@ pub fn run(a: Args) -> Result<bool> {
     let (Some(g), Some(t), Some(o)) = (&a.grammar, &a.tokenizer, &a.out) else {
         return Err(Error::new(ErrorKind::Io, "--grammar, --tokenizer and -o are required"));
     };
-    cmd_compile(g, t, o, a.eos.as_deref(), a.start.as_deref(), !a.no_streamline, a.json)
+    cmd_compile(g, t, o, a.eos.as_deref(), a.start.as_deref(), &a.grammar_args, !a.no_streamline, a.json)
 }
 
 /// `compile --json-schema FILE | --regex R`: the grammar, and with a
@@ -104,11 +106,12 @@ fn cmd_compile(
     out: &Path,
     eos: Option<&[u32]>,
     start: Option<&str>,
+    g: &GrammarArgs,
     streamline: bool,
     json: bool,
 ) -> Result<bool> {
     let t0 = Instant::now();
-    let cfg = grammask::grammar::lark::load_grammar_file(grammar, start)?;
+    let cfg = load_grammar(grammar, start, g, false)?;
     let vocab = grammask::vocab::load::load_tokenizer_file(tokenizer, eos)?;
     let quiet = json;
     let mut progress = |m: &str| {

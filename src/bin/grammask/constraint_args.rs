@@ -39,7 +39,7 @@ pub fn whitespace(s: &str) -> Result<Whitespace> {
 
 impl SchemaArgs {
     pub fn options(&self) -> Result<ConstraintOptions> {
-        Ok(ConstraintOptions { whitespace: whitespace(&self.whitespace)?, lenient: self.lenient })
+        Ok(ConstraintOptions { whitespace: whitespace(&self.whitespace)?, lenient: self.lenient, ..Default::default() })
     }
 }
 

@@ -1,6 +1,6 @@
 //! `grammask parse`: lex and parse files with a grammar (the reference recognizer).
 
-use crate::common::{expand, read, with_list};
+use crate::common::{expand, load_grammar, read, with_list, GrammarArgs};
 use grammask::parser::driver::Recognizer;
 use grammask::Result;
 use std::io::Write;
@@ -14,6 +14,8 @@ pub struct Args {
     grammar: PathBuf,
     #[arg(long)]
     start: Option<String>,
+    #[command(flatten)]
+    grammar_args: GrammarArgs,
     /// One JSON object per file.
     #[arg(long)]
     json: bool,
@@ -28,11 +30,11 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<bool> {
     let files = with_list(a.files, a.files_from)?;
-    cmd_parse(&a.grammar, a.start.as_deref(), a.json, a.quiet, &files)
+    cmd_parse(&a.grammar, a.start.as_deref(), &a.grammar_args, a.json, a.quiet, &files)
 }
 
-fn cmd_parse(grammar: &Path, start: Option<&str>, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
-    let cfg = grammask::grammar::lark::load_grammar_file(grammar, start)?;
+fn cmd_parse(grammar: &Path, start: Option<&str>, g: &GrammarArgs, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
+    let cfg = load_grammar(grammar, start, g, false)?;
     let rec = Recognizer::new(cfg)?;
     let files = expand(files);
     let (mut ok, mut bytes, mut secs) = (0usize, 0usize, 0f64);

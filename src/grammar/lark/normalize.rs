@@ -10,12 +10,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::pyregex::{self, push_literal};
+use super::pyregex;
+use super::srewidth::{self, re_escape, MAXWIDTH};
 use super::syntax::{Alt, Atom, Expansions, Expr, Op, Pos, Value};
 use super::{span, Builder, DefKind, Definition};
 use crate::error::Result;
 use crate::err;
-use crate::grammar::{Cfg, IndentConfig, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
+use crate::grammar::{Cfg, IndentConfig, LarkOrder, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
 use crate::ids::{NonterminalId, TerminalId};
 
 /// Lark's `_TERMINAL_NAMES`: names for anonymous punctuation literals.
@@ -28,6 +29,10 @@ const TERMINAL_NAMES: &[(&str, &str)] = &[
     ("\r\n", "CRLF"), ("\t", "TAB"), (" ", "SPACE"),
 ];
 
+/// The lexer mode of a Lark grammar without `%lexer`: Lark's default for
+/// `parser='lalr'`, the contextual lexer.
+pub(crate) const DEFAULT_LEXER: crate::grammar::LexerMode = crate::grammar::LexerMode::Contextual;
+
 /// Lark's `REPEAT_BREAK_THRESHOLD` and `SMALL_FACTOR_THRESHOLD`.
 const REPEAT_BREAK_THRESHOLD: u32 = 50;
 const SMALL_FACTOR_THRESHOLD: u32 = 5;
@@ -37,36 +42,73 @@ const MAX_INSTANCES: usize = 10_000;
 /// Deepest chain of terminal references.
 const MAX_TERM_DEPTH: usize = 256;
 
-/// A terminal pattern before naming (Lark's `PatternStr` / `PatternRE`).
+/// A terminal pattern exactly as Lark builds it (`PatternStr` / `PatternRE`):
+/// the pattern's `value` (Python regex text for `re`, the literal for a
+/// string) and its flags (sorted). Equality is Lark's (`type, value, flags`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Pat {
-    Str { text: String, ci: bool },
-    /// regex-syntax dialect, self-contained.
-    Re(String),
+struct Pat {
+    re: bool,
+    value: String,
+    flags: String,
 }
 
 impl Pat {
-    fn to_regex(&self) -> String {
-        match self {
-            Pat::Str { text, ci: false } => regex_syntax::escape(text),
-            Pat::Str { text, ci: true } => format!("(?i:{})", regex_syntax::escape(text)),
-            Pat::Re(r) => r.clone(),
-        }
+    fn string(text: String, flags: &str) -> Pat {
+        Pat { re: false, value: text, flags: sorted_flags(flags) }
     }
-    /// As a concatenation operand.
-    fn to_operand(&self) -> String {
-        match self {
-            Pat::Str { .. } => self.to_regex(),
-            Pat::Re(r) => format!("(?:{r})"),
+    fn regex(value: String, flags: &str) -> Pat {
+        Pat { re: true, value, flags: sorted_flags(flags) }
+    }
+    /// Lark's `to_regexp()`: the Python regex (flags as scoped groups).
+    fn to_regexp(&self) -> String {
+        let mut v = if self.re { self.value.clone() } else { re_escape(&self.value) };
+        for f in self.flags.chars() {
+            v = format!("(?{f}:{v})");
         }
+        v
+    }
+    fn is_empty_string(&self) -> bool {
+        !self.re && self.value.is_empty()
     }
 }
 
-/// A compiled pattern and the unsupported constructs (lookaround, ...) it uses.
-#[derive(Clone, Debug)]
-struct CPat {
-    pat: Pat,
-    unsupported: Vec<String>,
+fn sorted_flags(f: &str) -> String {
+    let mut v: Vec<char> = f.chars().collect();
+    v.sort_unstable();
+    v.dedup();
+    v.into_iter().collect()
+}
+
+/// Lark's `is_id_start(value[0]) and is_id_continue(value)` (categories of
+/// `lark.utils._ID_START` / `_ID_CONTINUE`, or `_`).
+fn lark_identifier(text: &str) -> bool {
+    thread_local! {
+        static CLASSES: Option<(regex_syntax::hir::ClassUnicode, regex_syntax::hir::ClassUnicode)> = {
+            let class = |p: &str| match regex_syntax::Parser::new().parse(p).ok()?.into_kind() {
+                regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(c)) => Some(c),
+                _ => None,
+            };
+            Some((class(r"[_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}]")?, class(r"[_\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{Pc}\p{Nd}\p{Nl}]")?))
+        };
+    }
+    let within = |c: &regex_syntax::hir::ClassUnicode, ch: char| c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end());
+    CLASSES.with(|cl| {
+        let Some((start, cont)) = cl else { return false };
+        let mut chars = text.chars();
+        chars.next().is_some_and(|c| within(start, c)) && chars.all(|c| within(cont, c))
+    })
+}
+
+/// Whether a regex (regex-syntax dialect) matches the empty string; `None`
+/// when it does not compile to a DFA.
+fn matches_empty(regex: &str) -> Option<bool> {
+    use regex_automata::dfa::{dense, Automaton};
+    let dfa = dense::Builder::new()
+        .configure(dense::Config::new().start_kind(regex_automata::dfa::StartKind::Anchored))
+        .build(&format!("^(?:{regex})$"))
+        .ok()?;
+    let input = regex_automata::Input::new("").anchored(regex_automata::Anchored::Yes);
+    dfa.try_search_fwd(&input).ok().map(|m| m.is_some())
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,7 +122,7 @@ type Alts = Vec<Vec<Sym>>;
 struct TermEntry {
     name: String,
     /// `None`: `%declare`d.
-    pat: Option<CPat>,
+    pat: Option<Pat>,
     priority: i32,
     span: Span,
 }
@@ -101,18 +143,25 @@ enum HelperKey {
 struct Norm<'b> {
     defs: &'b [Definition],
     index: &'b HashMap<String, usize>,
-    pats: HashMap<usize, CPat>,
+    pats: HashMap<usize, Pat>,
+    /// Lark's `(min_width, max_width)` per `to_regexp()`.
+    widths: HashMap<String, (u128, u128)>,
     in_progress: Vec<usize>,
     terms: Vec<TermEntry>,
     term_idx: HashMap<String, usize>,
     term_reverse: HashMap<Pat, usize>,
     anon: usize,
-    rules: Vec<(String, Alts, Span)>,
-    helpers: Vec<(String, Alts, Span)>,
+    /// (name, alternatives, span, Lark rule priority); helpers have no priority (0), as in Lark.
+    rules: Vec<(String, Alts, Span, i32)>,
+    helpers: Vec<(String, Alts, Span, i32)>,
     cache: HashMap<HelperKey, String>,
     helper_n: usize,
     instances: HashSet<String>,
     queue: VecDeque<Job>,
+    /// Per job: symbols of literal values and template usages, and expansions of
+    /// operator expressions, computed in Lark's transformer order ([`lark_call_order`]).
+    sym_memo: HashMap<*const Value, Sym>,
+    expr_memo: HashMap<*const Expr, Alts>,
     /// The rule being expanded (prefix of helper names) and its span.
     prefix: String,
     cur_span: Span,
@@ -162,8 +211,32 @@ impl<'b> Norm<'b> {
 
     // ---------------------------------------------------------------- terminals
 
+    /// Lark's `(min_width, max_width)` of a pattern (see [`srewidth`]).
+    fn widths(&mut self, p: &Pat) -> (u128, u128) {
+        if !p.re {
+            let n = p.value.chars().count() as u128;
+            return (n, n);
+        }
+        let re = p.to_regexp();
+        if let Some(&w) = self.widths.get(&re) {
+            return w;
+        }
+        let w = match srewidth::width(&re) {
+            srewidth::Width::Exact(a, b) => (a, b),
+            srewidth::Width::Fallback => {
+                // Lark: `regex.compile(p).match('')` decides the minimum.
+                let empty = pyregex::translate(&re, false).ok().filter(|t| t.unsupported.is_empty()).and_then(|t| {
+                    matches_empty(&t.regex)
+                });
+                (if empty == Some(true) { 0 } else { 1 }, MAXWIDTH)
+            }
+        };
+        self.widths.insert(re, w);
+        w
+    }
+
     /// The pattern of terminal definition `d` (memoized; detects recursion).
-    fn term_pat(&mut self, d: usize) -> Result<CPat> {
+    fn term_pat(&mut self, d: usize) -> Result<Pat> {
         if let Some(p) = self.pats.get(&d) {
             return Ok(p.clone());
         }
@@ -181,14 +254,15 @@ impl<'b> Norm<'b> {
         let r = self.body_pat(d, body);
         self.in_progress.pop();
         let p = r?;
-        if p.pat == (Pat::Str { text: String::new(), ci: false }) {
+        if p.is_empty_string() {
             return Err(err!(Grammar, "{}: terminal '{}' is empty (terminals must match at least one character)", def.span(), def.name));
         }
         self.pats.insert(d, p.clone());
         Ok(p)
     }
 
-    fn body_pat(&mut self, d: usize, body: &Expansions) -> Result<CPat> {
+    /// `TerminalTreeToPattern.expansions` / `.expansion`.
+    fn body_pat(&mut self, d: usize, body: &Expansions) -> Result<Pat> {
         let mut alts = Vec::with_capacity(body.len());
         for Alt { items, alias } in body {
             if alias.is_some() {
@@ -200,28 +274,33 @@ impl<'b> Norm<'b> {
                 parts.push(self.expr_pat(d, e)?);
             }
             alts.push(match parts.len() {
-                0 => CPat { pat: Pat::Str { text: String::new(), ci: false }, unsupported: vec![] },
+                0 => Pat::string(String::new(), ""),
                 1 => parts.pop().unwrap_or_else(|| unreachable!()),
-                _ => CPat {
-                    pat: Pat::Re(parts.iter().map(|p| p.pat.to_operand()).collect()),
-                    unsupported: parts.into_iter().flat_map(|p| p.unsupported).collect(),
-                },
+                _ => Pat::regex(parts.iter().map(|p| p.to_regexp()).collect(), ""),
             });
         }
         if alts.len() == 1 {
             return Ok(alts.pop().unwrap_or_else(|| unreachable!()));
         }
-        let re = alts.iter().map(|p| p.pat.to_regex()).collect::<Vec<_>>().join("|");
-        Ok(CPat { pat: Pat::Re(format!("(?:{re})")), unsupported: alts.into_iter().flat_map(|p| p.unsupported).collect() })
+        // Longest options first (a stable sort, as Python's).
+        let mut keyed: Vec<((u128, u128, usize), Pat)> = Vec::with_capacity(alts.len());
+        for p in alts {
+            let (mn, mx) = self.widths(&p);
+            keyed.push(((mx, mn, p.value.chars().count()), p));
+        }
+        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+        let re = keyed.iter().map(|(_, p)| p.to_regexp()).collect::<Vec<_>>().join("|");
+        Ok(Pat::regex(format!("(?:{re})"), ""))
     }
 
-    fn expr_pat(&mut self, d: usize, e: &Expr) -> Result<CPat> {
+    /// `TerminalTreeToPattern.expr` / `.maybe`.
+    fn expr_pat(&mut self, d: usize, e: &Expr) -> Result<Pat> {
         let inner = match &e.atom {
             Atom::Value(v) => self.value_pat(d, v)?,
             Atom::Group(b) => self.body_pat(d, b)?,
             Atom::Maybe(b) => {
                 let p = self.body_pat(d, b)?;
-                return Ok(CPat { pat: Pat::Re(format!("(?:{})?", p.pat.to_regex())), unsupported: p.unsupported });
+                return Ok(Pat::regex(format!("(?:{})?", p.to_regexp()), &p.flags));
             }
         };
         let op = match e.op {
@@ -229,44 +308,35 @@ impl<'b> Norm<'b> {
             Op::Opt => "?".to_string(),
             Op::Star => "*".to_string(),
             Op::Plus => "+".to_string(),
-            Op::Repeat(a, b) if a == b => format!("{{{a}}}"),
-            Op::Repeat(a, b) => format!("{{{a},{b}}}"),
+            Op::Repeat(a, b, true) => format!("{{{a},{b}}}"),
+            Op::Repeat(a, _, false) => format!("{{{a}}}"),
         };
-        Ok(CPat { pat: Pat::Re(format!("(?:{}){op}", inner.pat.to_regex())), unsupported: inner.unsupported })
+        Ok(Pat::regex(format!("(?:{}){op}", inner.to_regexp()), &inner.flags))
     }
 
     /// A value inside terminal definition `d` (or, for literals, inside a rule of file `d`).
-    fn value_pat(&mut self, d: usize, v: &Value) -> Result<CPat> {
+    fn value_pat(&mut self, d: usize, v: &Value) -> Result<Pat> {
         let sp = |s: &Self, p: Pos| s.def_span(d, p);
         Ok(match v {
             Value::Str { text, ci, pos } => {
                 if text.is_empty() {
                     return Err(err!(Grammar, "{}: empty string literal (terminals must match at least one character)", sp(self, *pos)));
                 }
-                CPat { pat: Pat::Str { text: text.clone(), ci: *ci }, unsupported: vec![] }
+                Pat::string(text.clone(), if *ci { "i" } else { "" })
             }
             Value::Regex { src, flags, pos } => {
                 if flags.contains('l') {
                     return Err(err!(Grammar, "{}: the regex flag `l` (locale) is not supported", sp(self, *pos)));
                 }
-                let t = pyregex::translate(src, flags.contains('x')).map_err(|e| err!(Regex, "{}: cannot translate regex /{src}/: {e}", sp(self, *pos)))?;
-                let mut f = String::new();
-                for c in flags.chars().filter(|c| "ims".contains(*c)) {
-                    if !f.contains(c) {
-                        f.push(c);
-                    }
+                let value = pyregex::lark_eval_escaping(src).map_err(|e| err!(Regex, "{}: bad regex literal /{src}/: {e}", sp(self, *pos)))?;
+                if value.is_empty() {
+                    return Err(err!(Grammar, "{}: empty regex literal (terminals must match at least one character)", sp(self, *pos)));
                 }
-                let regex = if f.is_empty() { t.regex } else { format!("(?{f}:{})", t.regex) };
-                CPat { pat: Pat::Re(regex), unsupported: t.unsupported }
+                // Check the regex on its own, so that errors point at it.
+                pyregex::translate(&value, flags.contains('x')).map_err(|e| err!(Regex, "{}: cannot translate regex /{src}/: {e}", sp(self, *pos)))?;
+                Pat::regex(value, flags)
             }
-            Value::Range { lo, hi, .. } => {
-                let mut r = String::from("[");
-                push_literal(&mut r, *lo);
-                r.push('-');
-                push_literal(&mut r, *hi);
-                r.push(']');
-                CPat { pat: Pat::Re(r), unsupported: vec![] }
-            }
+            Value::Range { lo_raw, hi_raw, .. } => Pat::regex(format!("[{lo_raw}-{hi_raw}]"), ""),
             Value::Term(n, pos) => match self.index.get(n).copied() {
                 Some(t) if matches!(self.defs[t].kind, DefKind::Term { body: Some(_), .. }) => self.term_pat(t)?,
                 Some(t) if self.defs[t].is_term() => {
@@ -281,19 +351,16 @@ impl<'b> Norm<'b> {
     }
 
     /// Lark's `PrepareAnonTerminals.pattern`: the terminal for a literal used in a rule.
-    fn anon_terminal(&mut self, p: CPat, span: Span) -> String {
-        if let Some(&i) = self.term_reverse.get(&p.pat) {
+    fn anon_terminal(&mut self, p: Pat, span: Span) -> String {
+        if let Some(&i) = self.term_reverse.get(&p) {
             return self.terms[i].name.clone();
         }
         let mut name = None;
-        if let Pat::Str { text, .. } = &p.pat {
+        if !p.re {
+            let text = &p.value;
             name = TERMINAL_NAMES.iter().find(|(t, _)| t == text).map(|(_, n)| n.to_string());
-            if name.is_none() {
-                let mut cs = text.chars();
-                let ident = cs.next().is_some_and(|c| c == '_' || c.is_alphabetic()) && cs.all(|c| c == '_' || c.is_alphanumeric());
-                if ident {
-                    name = Some(text.to_uppercase());
-                }
+            if name.is_none() && lark_identifier(text) && !self.term_idx.contains_key(&text.to_uppercase()) {
+                name = Some(text.to_uppercase());
             }
             if name.as_ref().is_some_and(|n| self.term_idx.contains_key(n)) {
                 name = None;
@@ -310,7 +377,7 @@ impl<'b> Norm<'b> {
             }
         });
         let i = self.terms.len();
-        self.term_reverse.insert(p.pat.clone(), i);
+        self.term_reverse.insert(p.clone(), i);
         self.term_idx.insert(name.clone(), i);
         self.terms.push(TermEntry { name: name.clone(), pat: Some(p), priority: 0, span });
         name
@@ -335,6 +402,9 @@ impl<'b> Norm<'b> {
     }
 
     fn expr(&mut self, j: &Job, e: &Expr) -> Result<Alts> {
+        if let Some(a) = self.expr_memo.get(&(e as *const Expr)) {
+            return Ok(a.clone());
+        }
         let base = match &e.atom {
             Atom::Value(v) => vec![vec![self.sym(j, v)?]],
             Atom::Group(b) => self.alts(j, b)?,
@@ -353,7 +423,7 @@ impl<'b> Norm<'b> {
             }
             Op::Plus => vec![vec![Sym::N(self.recurse_rule("plus", base))]],
             Op::Star => vec![vec![Sym::N(self.recurse_rule("star", base))], vec![]],
-            Op::Repeat(mn, mx) => self.repeats(base, mn, mx)?,
+            Op::Repeat(mn, mx, _) => self.repeats(base, mn, mx)?,
         })
     }
 
@@ -367,7 +437,7 @@ impl<'b> Norm<'b> {
         self.helper_n += 1;
         let mut alts = base.clone();
         alts.extend(base.iter().map(|a| std::iter::once(Sym::N(name.clone())).chain(a.iter().cloned()).collect()));
-        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone()));
+        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone(), 0));
         self.cache.insert(key, name.clone());
         name
     }
@@ -406,7 +476,7 @@ impl<'b> Norm<'b> {
                 }
             }
         }
-        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone()));
+        self.helpers.push((name.clone(), dedup(alts), self.cur_span.clone(), 0));
         self.cache.insert(key, name.clone());
         Ok(vec![vec![Sym::N(name)]])
     }
@@ -445,6 +515,9 @@ impl<'b> Norm<'b> {
     }
 
     fn sym(&mut self, j: &Job, v: &Value) -> Result<Sym> {
+        if let Some(s) = self.sym_memo.get(&(v as *const Value)) {
+            return Ok(s.clone());
+        }
         let d = j.def;
         match v {
             Value::Term(n, pos) => match self.term_idx.get(n) {
@@ -504,10 +577,70 @@ impl<'b> Norm<'b> {
     }
 }
 
+/// A node of Lark's tree of a rule body (`expansions`, `alias`, `expansion`,
+/// `expr` with an operator, `maybe`, `pattern` for a literal, `template_usage`).
+#[derive(Clone, Copy)]
+enum Node<'e> {
+    Expansions(&'e Expansions),
+    Alias(&'e Alt),
+    Expansion(&'e Alt),
+    Expr(&'e Expr),
+    Maybe(&'e Expansions),
+    Pattern(&'e Value),
+    Template(&'e Value),
+}
+
+fn value_node(v: &Value) -> Option<Node<'_>> {
+    match v {
+        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => Some(Node::Pattern(v)),
+        Value::Template { .. } => Some(Node::Template(v)),
+        Value::Term(..) | Value::Rule(..) => None,
+    }
+}
+
+fn atom_node(a: &Atom) -> Option<Node<'_>> {
+    match a {
+        Atom::Group(b) => Some(Node::Expansions(b)),
+        Atom::Maybe(b) => Some(Node::Maybe(b)),
+        Atom::Value(v) => value_node(v),
+    }
+}
+
+fn children<'e>(n: Node<'e>) -> Vec<Node<'e>> {
+    match n {
+        Node::Expansions(b) => b.iter().map(|a| if a.alias.is_some() { Node::Alias(a) } else { Node::Expansion(a) }).collect(),
+        Node::Alias(a) => vec![Node::Expansion(a)],
+        Node::Expansion(a) => a.items.iter().filter_map(|e| if e.op != Op::None { Some(Node::Expr(e)) } else { atom_node(&e.atom) }).collect(),
+        Node::Expr(e) => atom_node(&e.atom).into_iter().collect(),
+        Node::Maybe(b) => vec![Node::Expansions(b)],
+        Node::Pattern(_) => vec![],
+        Node::Template(v) => match v {
+            Value::Template { args, .. } => args.iter().filter_map(value_node).collect(),
+            _ => vec![],
+        },
+    }
+}
+
+/// The order in which Lark's `Transformer_InPlace` calls its callbacks on
+/// the nodes of a rule tree: `Tree.iter_subtrees()` (a breadth-first walk
+/// taking children right to left, reversed) gives the parents; each parent's
+/// children are transformed left to right.
+fn lark_call_order(body: &Expansions) -> Vec<Node<'_>> {
+    let mut queue = vec![Node::Expansions(body)];
+    let mut k = 0;
+    while k < queue.len() {
+        let mut c = children(queue[k]);
+        c.reverse();
+        queue.extend(c);
+        k += 1;
+    }
+    queue.iter().rev().flat_map(|&p| children(p)).collect()
+}
+
 /// Upfront checks over all rule definitions (Lark's `GrammarBuilder.validate`).
 fn validate(b: &Builder) -> Result<()> {
     for d in b.defs.iter().filter(|d| !d.inline_only) {
-        let DefKind::Rule { params, body } = &d.kind else { continue };
+        let DefKind::Rule { params, body, .. } = &d.kind else { continue };
         for (i, p) in params.iter().enumerate() {
             if params[..i].contains(p) {
                 return Err(err!(Grammar, "{}: duplicate template parameter '{p}' in '{}'", d.span(), d.name));
@@ -581,6 +714,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         defs: &b.defs,
         index: &b.index,
         pats: HashMap::new(),
+        widths: HashMap::new(),
         in_progress: Vec::new(),
         terms: Vec::new(),
         term_idx: HashMap::new(),
@@ -592,6 +726,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         helper_n: 0,
         instances: HashSet::new(),
         queue: VecDeque::new(),
+        sym_memo: HashMap::new(),
+        expr_memo: HashMap::new(),
         prefix: String::new(),
         cur_span: Span::default(),
     };
@@ -607,7 +743,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         };
         let t = nm.terms.len();
         if let Some(p) = &pat {
-            nm.term_reverse.insert(p.pat.clone(), t);
+            nm.term_reverse.insert(p.clone(), t);
         }
         nm.term_idx.insert(d.name.clone(), t);
         nm.terms.push(TermEntry { name: d.name.clone(), pat, priority: *priority, span: d.span() });
@@ -621,11 +757,31 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     }
     while let Some(j) = nm.queue.pop_front() {
-        let DefKind::Rule { body, .. } = &b.defs[j.def].kind else { continue };
+        let DefKind::Rule { body, priority, .. } = &b.defs[j.def].kind else { continue };
         nm.prefix = j.name.clone();
         nm.cur_span = b.defs[j.def].span();
+        // Lark's passes over the rule tree, each in its transformer order:
+        // anonymous terminals, then template instances, then EBNF helpers.
+        nm.sym_memo.clear();
+        nm.expr_memo.clear();
+        let calls = lark_call_order(body);
+        for pass in 0..3 {
+            for n in &calls {
+                match (pass, n) {
+                    (0, Node::Pattern(v)) | (1, Node::Template(v)) => {
+                        let s = nm.sym(&j, v)?;
+                        nm.sym_memo.insert(*v as *const Value, s);
+                    }
+                    (2, Node::Expr(e)) => {
+                        let a = nm.expr(&j, e)?;
+                        nm.expr_memo.insert(*e as *const Expr, a);
+                    }
+                    _ => {}
+                }
+            }
+        }
         let alts = nm.alts(&j, body)?;
-        nm.rules.push((j.name, alts, b.defs[j.def].span()));
+        nm.rules.push((j.name, alts, b.defs[j.def].span(), priority.unwrap_or(0)));
     }
     let mut all_rules = std::mem::take(&mut nm.rules);
     all_rules.append(&mut nm.helpers);
@@ -675,22 +831,26 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         used.extend(names.iter().map(|(n, _)| n.as_str()));
     }
 
-    // Lookaround / backreferences: one error listing every offending terminal.
-    let bad: Vec<String> = nm
-        .terms
-        .iter()
-        .filter(|t| used.contains(t.name.as_str()))
-        .filter_map(|t| {
-            let p = t.pat.as_ref()?;
-            let mut what: Vec<&str> = Vec::new();
-            for u in &p.unsupported {
-                if !what.contains(&u.as_str()) {
-                    what.push(u);
-                }
+    // Translate every kept terminal's Python regex; lookaround / backreferences:
+    // one error listing every offending terminal.
+    let mut translated: HashMap<&str, String> = HashMap::new();
+    let mut bad: Vec<String> = Vec::new();
+    let terms = std::mem::take(&mut nm.terms);
+    for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
+        let Some(p) = t.pat.as_ref().filter(|p| p.re) else { continue };
+        let tr = pyregex::translate(&p.to_regexp(), false)
+            .map_err(|e| err!(Regex, "{}: terminal '{}': cannot translate its regex /{}/: {e}", t.span, t.name, p.to_regexp()))?;
+        let mut what: Vec<&str> = Vec::new();
+        for u in &tr.unsupported {
+            if !what.contains(&u.as_str()) {
+                what.push(u);
             }
-            (!what.is_empty()).then(|| format!("  {}: {} uses {}", t.span, t.name, what.join(", ")))
-        })
-        .collect();
+        }
+        if !what.is_empty() {
+            bad.push(format!("  {}: {} uses {}", t.span, t.name, what.join(", ")));
+        }
+        translated.insert(&t.name, tr.regex);
+    }
     if !bad.is_empty() {
         return Err(err!(
             Grammar,
@@ -705,19 +865,33 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let mut terminals = Vec::new();
     let mut tid: HashMap<&str, TerminalId> = HashMap::new();
     let parser = || regex_syntax::ParserBuilder::new().build();
-    for t in nm.terms.iter().filter(|t| used.contains(t.name.as_str())) {
-        let pattern = match &t.pat {
-            None => TerminalPattern::Declared,
-            Some(CPat { pat: Pat::Str { text, ci }, .. }) => {
-                TerminalPattern::Literal { text: text.clone(), case_insensitive: *ci, regex: Pat::Str { text: text.clone(), ci: *ci }.to_regex() }
-            }
-            Some(CPat { pat: Pat::Re(r), .. }) => {
-                parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
-                TerminalPattern::Regex { regex: r.clone() }
+    for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
+        let (pattern, lark) = match &t.pat {
+            None => (TerminalPattern::Declared, None),
+            Some(p) => {
+                let (_, max) = nm.widths(p);
+                let max_width = match max {
+                    MAXWIDTH => u64::MAX,
+                    m if m >= u64::MAX as u128 => {
+                        return Err(err!(Limit, "{}: terminal '{}' has a maximum width of 2^64-1 characters, which grammask cannot order like Lark", t.span, t.name))
+                    }
+                    m => m as u64,
+                };
+                let order = LarkOrder { max_width, pattern_len: p.value.chars().count(), flags: p.flags.chars().collect() };
+                let pattern = if p.re {
+                    let r = &translated[t.name.as_str()];
+                    parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
+                    TerminalPattern::Regex { regex: r.clone() }
+                } else {
+                    let ci = p.flags.contains('i');
+                    let esc = regex_syntax::escape(&p.value);
+                    TerminalPattern::Literal { text: p.value.clone(), case_insensitive: ci, regex: if ci { format!("(?i:{esc})") } else { esc } }
+                };
+                (pattern, Some(order))
             }
         };
         tid.insert(&t.name, TerminalId::new(terminals.len()));
-        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark: None });
+        terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark });
     }
     let mut nonterminals = Vec::new();
     let mut nid: HashMap<&str, NonterminalId> = HashMap::new();
@@ -742,7 +916,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| err!(Grammar, "{}: internal error: unresolved symbol in rule '{}'", r.2, r.0))?;
-            rules.push(Rule::new(nid[r.0.as_str()], rhs, r.2.clone()));
+            rules.push(Rule { lhs: nid[r.0.as_str()], rhs, span: r.2.clone(), priority: r.3 });
         }
     }
     let indent = match &b.indent {
@@ -769,5 +943,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     };
     let start_id = nid.get(start).copied().ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
-    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer: crate::grammar::LexerMode::Longest })
+    // The lexer mode: `%lexer`, else the front end's default.
+    let lexer = b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m);
+    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer, conflicts: crate::grammar::ConflictPolicy::Lark })
 }

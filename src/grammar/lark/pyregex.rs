@@ -219,16 +219,57 @@ fn brace_quantifier(chars: &[char], i: usize) -> Option<(String, usize)> {
     Some((q, j + 1 - i))
 }
 
+/// Lark's escaped-string idiom (common.lark's `ESCAPED_STRING`):
+/// `Q.*?(?<!\\)(\\\\)*?Q` with `Q` a quote character, the idiom at the end of
+/// the pattern (only group closings after the final `Q`) and no `s` flag:
+/// the lazy match ends at the first `Q` preceded by an even number of
+/// backslashes, which is exactly `Q(?:[^Q\\\n]|\\[^\n])*Q`. Returns the length
+/// of `.*?(?<!\\)(\\\\)*?` when `chars[at..]` starts the idiom.
+fn escaped_string_idiom(chars: &[char], at: usize) -> Option<usize> {
+    const IDIOM: &str = r".*?(?<!\\)(\\\\)*?";
+    let n = IDIOM.chars().count();
+    let q = *chars.get(at.checked_sub(1)?)?;
+    if !matches!(q, '"' | '\'' | '`') || at >= 2 && chars[at - 2] == '\\' {
+        return None;
+    }
+    if !IDIOM.chars().zip(chars[at..].iter()).all(|(a, b)| a == *b) || chars.len() < at + n + 1 || chars[at + n] != q {
+        return None;
+    }
+    if !chars[at + n + 1..].iter().all(|&c| c == ')') {
+        return None;
+    }
+    let src: String = chars.iter().collect();
+    if src.contains("(?s") {
+        return None;
+    }
+    Some(n)
+}
+
 /// Translates a Python regex (the text between the slashes, Lark escapes
 /// included) into regex-syntax. `verbose` is the `x` flag.
 pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, String> {
     let chars: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len() + 8);
     let mut unsupported = Vec::new();
+    // Verbose mode of the enclosing groups (`(?x:...)` is scoped).
+    let mut groups: Vec<bool> = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         i += 1;
+        if c == '(' && !(chars.get(i) == Some(&'?') && chars.get(i + 1) == Some(&'#')) {
+            groups.push(verbose);
+        }
+        if c == '.' {
+            if let Some(n) = escaped_string_idiom(&chars, i - 1) {
+                let q = chars[i - 2];
+                out.push_str("(?:[^");
+                push_literal(&mut out, q);
+                out.push_str("\\\\\\n]|\\\\[^\\n])*");
+                i += n - 1;
+                continue;
+            }
+        }
         match c {
             '\\' => {
                 let Some(&e) = chars.get(i) else { return Err("pattern ends with a lone backslash".into()) };
@@ -308,6 +349,7 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                         i += 1;
                     }
                     i = (i + 1).min(chars.len());
+                    groups.pop();
                     unsupported.push(format!("backreference `{}`", chars[start..i].iter().collect::<String>()));
                 } else if rest(i, "#") {
                     while i < chars.len() && chars[i] != ')' {
@@ -340,10 +382,20 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                     match chars.get(i) {
                         Some(':') => {
                             i += 1;
-                            out.push_str(&format!("(?{flags}:"));
+                            if let Some(pos) = flags.find('x') {
+                                verbose = !flags[..pos].contains('-');
+                                flags.retain(|f| f != 'x');
+                            }
+                            if flags.is_empty() || flags == "-" {
+                                out.push_str("(?:");
+                            } else {
+                                out.push_str(&format!("(?{}:", flags.trim_end_matches('-')));
+                            }
                         }
                         Some(')') => {
                             i += 1;
+                            // A global flag group opens no group.
+                            groups.pop();
                             if flags.contains('x') && !flags.contains('-') {
                                 verbose = true;
                                 flags.retain(|f| f != 'x');
@@ -364,12 +416,18 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                 None => out.push_str("\\{"),
             },
             '}' => out.push_str("\\}"),
+            ')' => {
+                if let Some(v) = groups.pop() {
+                    verbose = v;
+                }
+                out.push(')');
+            }
             '#' if verbose => {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
             }
-            c if verbose && c.is_whitespace() => {}
+            c if verbose && " \t\n\r\x0b\x0c".contains(c) => {}
             '#' | '&' | '~' | '-' => {
                 out.push('\\');
                 out.push(c);
@@ -381,32 +439,75 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
     Ok(Translated { regex: out, unsupported })
 }
 
-/// Evaluates the escapes of a Lark string literal (the text between the
-/// quotes), as Lark does: `\n \t \r \f \xHH \uHHHH \UHHHHHHHH \\ \"` are
-/// interpreted, any other `\c` is kept as the two characters `\c`.
-pub(crate) fn eval_string(raw: &str) -> Result<String, String> {
-    let chars: Vec<char> = raw.chars().collect();
-    let mut out = String::with_capacity(raw.len());
+/// Lark's `eval_escaping`: the text between the quotes or slashes of a
+/// literal → the pattern value. Backslash escapes `\x.. \u.... \U........ \n
+/// \f \t \r` are evaluated, `\\` stays `\\`, any other `\c` stays `\c`; then
+/// (Lark's `replace('\\"', '"')` before its `literal_eval`) a backslash right
+/// before a quote is dropped, even the second of `\\"`.
+pub(crate) fn lark_eval_escaping(raw: &str) -> Result<String, String> {
+    // Build Lark's intermediate `w`.
+    let mut w: Vec<char> = Vec::with_capacity(raw.len() + 8);
+    let mut it = raw.chars();
+    while let Some(n) = it.next() {
+        w.push(n);
+        if n == '\\' {
+            let n2 = it.next().ok_or("literal ended unexpectedly (bad escaping)")?;
+            if n2 == '\\' {
+                w.push('\\');
+                w.push('\\');
+            } else if !"Uuxnftr".contains(n2) {
+                w.push('\\');
+            }
+            w.push(n2);
+        }
+    }
+    // w.replace('\\"', '"'): left to right, non-overlapping.
+    let mut w2: Vec<char> = Vec::with_capacity(w.len());
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    while i < w.len() {
+        if w[i] == '\\' && w.get(i + 1) == Some(&'"') {
+            w2.push('"');
+            i += 2;
+        } else {
+            w2.push(w[i]);
+            i += 1;
+        }
+    }
+    // .replace("'", "\\'") only protects the triple quotes: `\'` evaluates to `'`
+    // below, so it is a no-op on the result. Now Python's literal_eval of the
+    // string body.
+    let c = w2;
+    let mut out = String::with_capacity(c.len());
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
         i += 1;
-        if c != '\\' {
-            out.push(c);
+        if ch != '\\' {
+            out.push(ch);
             continue;
         }
-        let Some(&e) = chars.get(i) else { return Err("string ends with a lone backslash".into()) };
+        let Some(&e) = c.get(i) else { return Err("literal ended unexpectedly (bad escaping)".into()) };
         i += 1;
         match e {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            'f' => out.push('\x0c'),
-            'x' => out.push(hex_char(&chars, &mut i, 2, "\\x")?),
-            'u' => out.push(hex_char(&chars, &mut i, 4, "\\u")?),
-            'U' => out.push(hex_char(&chars, &mut i, 8, "\\U")?),
+            '\n' => {}
             '\\' => out.push('\\'),
+            '\'' => out.push('\''),
             '"' => out.push('"'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            'x' => out.push(hex_char(&c, &mut i, 2, "\\x")?),
+            'u' => out.push(hex_char(&c, &mut i, 4, "\\u")?),
+            'U' => out.push(hex_char(&c, &mut i, 8, "\\U")?),
+            '0'..='7' => {
+                i -= 1;
+                out.push(octal_char(&c, &mut i)?);
+            }
+            'N' => return Err("named Unicode escapes \\N{...} are not supported".into()),
             e => {
                 out.push('\\');
                 out.push(e);
@@ -414,6 +515,11 @@ pub(crate) fn eval_string(raw: &str) -> Result<String, String> {
         }
     }
     Ok(out)
+}
+
+/// A Lark string literal's value: [`lark_eval_escaping`], then `\\` → `\`.
+pub(crate) fn eval_string(raw: &str) -> Result<String, String> {
+    Ok(lark_eval_escaping(raw)?.replace("\\\\", "\\"))
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ pub(crate) enum Value {
     Str { text: String, ci: bool, pos: Pos },
     /// Raw Python regex text between the slashes.
     Regex { src: String, flags: String, pos: Pos },
-    Range { lo: char, hi: char, pos: Pos },
+    /// `lo_raw`/`hi_raw`: the text between the quotes, unevaluated (Lark builds `[lo_raw-hi_raw]`).
+    Range { lo: char, hi: char, lo_raw: String, hi_raw: String, pos: Pos },
     Template { name: String, args: Vec<Value>, pos: Pos },
 }
 
@@ -42,7 +43,8 @@ pub(crate) enum Op {
     Opt,
     Star,
     Plus,
-    Repeat(u32, u32),
+    /// `~n` (`ranged` false) or `~a..b`: Lark writes `{n}` or `{a,b}` in terminals.
+    Repeat(u32, u32, bool),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +65,7 @@ pub(crate) type Expansions = Vec<Alt>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Def {
-    Rule { name: String, params: Vec<String>, body: Expansions, pos: Pos },
+    Rule { name: String, params: Vec<String>, body: Expansions, pos: Pos, priority: Option<i32> },
     Term { name: String, priority: i32, body: Expansions, pos: Pos },
 }
 
@@ -77,13 +79,15 @@ pub(crate) enum Stmt {
     /// `names`: (name in the imported grammar, local name).
     Import { relative: bool, path: Vec<String>, names: Vec<(String, String, Pos)>, pos: Pos },
     Indent { names: Vec<(String, Pos)>, pos: Pos },
+    /// `%lexer contextual|basic|longest` (a grammask extension).
+    Lexer { mode: crate::grammar::LexerMode, pos: Pos },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
     Rule(String),
     Term(String),
-    Str { text: String, ci: bool },
+    Str { text: String, ci: bool, raw: String },
     Regex { src: String, flags: String },
     Number(String),
     Directive(String),
@@ -281,7 +285,7 @@ impl<'a> Lexer<'a> {
             self.bump();
         }
         let text = pyregex::eval_string(&raw).map_err(|e| self.err(pos, format!("bad string literal: {e}")))?;
-        Ok(Tok::Str { text, ci })
+        Ok(Tok::Str { text, ci, raw })
     }
 
     fn regex(&mut self, pos: Pos) -> Result<Tok> {
@@ -443,11 +447,11 @@ impl<'a> Parser<'a> {
                         }
                     }
                 }
-                self.priority()?;
+                let priority = self.priority()?;
                 self.expect(":", &format!("after rule name '{name}'"))?;
                 let body = self.expansions()?;
                 self.end_of_statement(&format!("the definition of rule '{name}'"))?;
-                Ok(Def::Rule { name, params, body, pos })
+                Ok(Def::Rule { name, params, body, pos, priority })
             }
             Tok::Term(name) => {
                 if nmods > 0 {
@@ -511,7 +515,20 @@ impl<'a> Parser<'a> {
                 Ok(if d == "override" { Stmt::Override(def) } else { Stmt::Extend(def) })
             }
             "import" => self.import(dpos),
-            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent"))),
+            "lexer" => {
+                let pos = self.pos();
+                let name = match self.next().0 {
+                    Tok::Rule(n) => n,
+                    t => return Err(self.err_at(pos, format!("expected a lexer mode after %lexer (contextual, basic or longest), found {}", describe(&t)))),
+                };
+                let mode = match crate::grammar::LexerMode::from_name(&name) {
+                    Some(m @ (crate::grammar::LexerMode::Contextual | crate::grammar::LexerMode::Basic | crate::grammar::LexerMode::Longest)) => m,
+                    _ => return Err(self.err_at(pos, format!("unknown lexer mode '{name}' (expected contextual, basic or longest)"))),
+                };
+                self.end_of_statement("%lexer")?;
+                Ok(Stmt::Lexer { mode, pos: dpos })
+            }
+            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer"))),
         }
     }
 
@@ -647,7 +664,8 @@ impl<'a> Parser<'a> {
             Tok::Punct("~") => {
                 self.next();
                 let mn = self.number("~")?;
-                let mx = if self.is("..") {
+                let ranged = self.is("..");
+                let mx = if ranged {
                     self.next();
                     self.number("..")?
                 } else {
@@ -656,7 +674,7 @@ impl<'a> Parser<'a> {
                 if mx < mn {
                     return Err(self.err_at(pos, format!("bad repeat range ~{mn}..{mx} (the maximum is below the minimum)")));
                 }
-                Op::Repeat(mn, mx)
+                Op::Repeat(mn, mx, ranged)
             }
             _ => Op::None,
         };
@@ -694,12 +712,12 @@ impl<'a> Parser<'a> {
                 })?;
                 Value::Template { name: n, args, pos }
             }
-            Tok::Str { text, ci } => {
+            Tok::Str { text, ci, raw } => {
                 if self.is("..") {
                     self.next();
                     let hpos = self.pos();
-                    let hi = match self.next().0 {
-                        Tok::Str { text, .. } => text,
+                    let (hi, hi_raw) = match self.next().0 {
+                        Tok::Str { text, raw, .. } => (text, raw),
                         t => return Err(self.err_at(hpos, format!("expected a string after '..' in a range, found {}", describe(&t)))),
                     };
                     let single = |s: &str, p: Pos| {
@@ -713,7 +731,7 @@ impl<'a> Parser<'a> {
                     if lo > hi {
                         return Err(self.err_at(pos, format!("empty range {lo:?}..{hi:?}")));
                     }
-                    return Ok(Value::Range { lo, hi, pos });
+                    return Ok(Value::Range { lo, hi, lo_raw: raw, hi_raw, pos });
                 }
                 Value::Str { text, ci, pos }
             }

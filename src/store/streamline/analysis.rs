@@ -862,6 +862,7 @@ mod tests {
             start: NonterminalId(0),
             indent: None,
             lexer: crate::grammar::LexerMode::Longest,
+            conflicts: Default::default(),
         }
     }
 
