@@ -194,6 +194,8 @@ function makeApi(raw, isReady) {
   class Matcher {
     #raw;
     #store;
+    #words = 0;
+    #view = null;
 
     constructor(store, options = {}) {
       const rs = rawOfStore(store);
@@ -219,7 +221,20 @@ function makeApi(raw, isReady) {
     fillMask(out, offset = 0) {
       if (!(out instanceof Uint32Array)) throw new TypeError('grammask: fillMask expects a Uint32Array');
       u32(offset, 'offset');
-      guard(() => this.#get().fillMask(out, offset));
+      const r = this.#get();
+      if (this.#words === 0) this.#words = guard(() => r.maskWords);
+      if (offset + this.#words > out.length) {
+        guard(() => r.fillMask(out, offset)); // throws the size error
+        return out;
+      }
+      // The mask is computed into the matcher's buffer in wasm memory and
+      // copied out through a view of it (kept until the memory grows).
+      guard(() => r.fillMaskBuffer());
+      const mem = wasmMemory();
+      if (this.#view === null || this.#view.buffer !== mem.buffer) {
+        this.#view = new Uint32Array(mem.buffer, guard(() => r.maskPtr), this.#words);
+      }
+      out.set(this.#view, offset);
       return out;
     }
 
@@ -253,6 +268,7 @@ function makeApi(raw, isReady) {
         const r = this.#raw;
         this.#raw = null;
         this.#store = null;
+        this.#view = null;
         r.free();
       }
     }
@@ -300,6 +316,12 @@ function makeApi(raw, isReady) {
     MaskStore.prototype[DISPOSE] = function () { this.free(); };
     Matcher.prototype[DISPOSE] = function () { this.free(); };
     PrefixSet.prototype[DISPOSE] = function () { this.free(); };
+  }
+
+  let memory = null;
+  function wasmMemory() {
+    if (memory === null) memory = raw.wasmMemory();
+    return memory;
   }
 
   function wasmMemoryBytes() {

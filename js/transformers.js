@@ -62,14 +62,26 @@ export function applyMask(logits, mask) {
   const n = logits.length;
   const full = Math.min(mask.length, n >>> 5);
   let allowed = 0;
-  for (let w = 0; w < full; w++) {
+  let w = 0;
+  while (w < full) {
     const bits = mask[w];
-    const base = w << 5;
+    if (bits === 0) {
+      // A run of empty words: one fill.
+      let e = w + 1;
+      while (e < full && mask[e] === 0) e++;
+      logits.fill(neg, w << 5, e << 5);
+      w = e;
+      continue;
+    }
+    w++;
     if (bits === 0xffffffff) { allowed += 32; continue; }
-    if (bits === 0) { logits.fill(neg, base, base + 32); continue; }
-    for (let b = 0; b < 32; b++) {
-      if ((bits >>> b) & 1) allowed++;
-      else logits[base + b] = neg;
+    allowed += popcount(bits);
+    // Clear the ids whose bit is clear, lowest first.
+    const base = (w - 1) << 5;
+    let z = ~bits;
+    while (z !== 0) {
+      logits[base + bitIndex(z)] = neg;
+      z &= z - 1;
     }
   }
   // The tail: a partial word, then ids the mask does not cover.
@@ -82,6 +94,18 @@ export function applyMask(logits, mask) {
 }
 
 // ---- helpers ------------------------------------------------------------------
+
+/** Number of set bits of a 32-bit word. */
+function popcount(x) {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Index of the lowest set bit of a non-zero 32-bit word. */
+function bitIndex(x) {
+  return 31 - Math.clz32(x & -x);
+}
 
 function idOf(x) {
   const n = typeof x === 'bigint' ? Number(x) : x;

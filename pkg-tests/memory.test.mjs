@@ -38,3 +38,29 @@ test('100k commits + rollbacks: wasm memory stays flat after warm-up', (t) => {
   m.free();
   store.free();
 });
+
+test('fillMask after the wasm memory grew: the same mask as computeMask', () => {
+  // fillMask copies from a view of wasm memory kept by the Matcher; a memory
+  // growth detaches that view, and the next fillMask must make a new one.
+  const bytes = fs.readFileSync(blobPath('json'));
+  const store = MaskStore.fromBytes(bytes);
+  const m = new Matcher(store);
+  const [open, one] = ['[', '1'].map((s) => tokenIdOf(store, s));
+  const a = new Uint32Array(m.maskWords);
+  m.fillMask(a);
+  assert.deepEqual(a, m.computeMask());
+  m.commitToken(open);
+  const before = wasmMemoryBytes();
+  const more = [];
+  while (wasmMemoryBytes() === before) more.push(MaskStore.fromBytes(bytes)); // grows the memory
+  const b = new Uint32Array(m.maskWords + 3);
+  m.fillMask(b, 3);
+  assert.deepEqual(b.subarray(3), m.computeMask());
+  assert.deepEqual(b.subarray(0, 3), new Uint32Array(3));
+  m.commitToken(one);
+  m.fillMask(a);
+  assert.deepEqual(a, m.computeMask());
+  for (const s of more) s.free();
+  m.free();
+  store.free();
+});

@@ -7,9 +7,10 @@
 #   bash scripts/bench-wasm.sh                       # json x llama3, qwen3; python x llama3; 3 runs
 #   RUNS=5 CASES="json-llama3 python-llama3" bash scripts/bench-wasm.sh
 #
-# Builds what is missing: the native CLI (release), the runtime npm package
-# (scripts/build-pkg.sh, runtime only), the stores (out/G-T.gmask, shared with
-# bench-native.sh; delete them to rebuild), the id streams (`grammask bench
+# Builds what is missing: the native CLI (release), the npm package
+# (scripts/build-pkg.sh; timed through `import 'grammask'`, the full build;
+# rerun build-pkg.sh after changing the Rust code), the stores (out/G-T.gmask,
+# shared with bench-native.sh; delete them to rebuild), the id streams (`grammask bench
 # --dump-ids out/ids/W-T`, regenerated each time), pkg-tests/bench/node_modules
 # (npm ci). xgrammar runs on JSON cases only (it ships no Python grammar).
 set -euo pipefail
@@ -26,8 +27,8 @@ cargo build --release --quiet --bin grammask
 G="${CARGO_TARGET_DIR:-target}/release/grammask"
 if [ ! -f pkg-tests/node_modules/grammask/package.json ]; then
   [ -x pkg-tests/node_modules/.bin/wasm-opt ] || (cd pkg-tests && npm ci --no-audit --no-fund)
-  say "building the npm package (scripts/build-pkg.sh, runtime only)"
-  GRAMMASK_PKG_ONLY=runtime bash scripts/build-pkg.sh >&2
+  say "building the npm package (scripts/build-pkg.sh)"
+  bash scripts/build-pkg.sh >&2
 fi
 if [ ! -d pkg-tests/bench/node_modules/@mlc-ai/web-xgrammar ]; then
   say "npm ci in pkg-tests/bench (@mlc-ai/web-xgrammar)"

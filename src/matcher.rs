@@ -22,12 +22,39 @@ use crate::ids::TokenId;
 use crate::parser::indent::{IncCursor, IncParser, Sym};
 use crate::store::walk::{self, NO_TARGET};
 use crate::store::{MaskStore, QId, NONE, VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// `level_class` entry not looked up yet (`NONE`: no class).
 const UNSET: u32 = NONE - 1;
+
+/// Masks of expensive states, keyed by everything a mask depends on (the
+/// configurations and the whole parser state, see [`IncParser::key_into`]),
+/// so a hit is the mask the fill would compute. Oldest entry replaced first.
+#[derive(Default)]
+struct MaskCache {
+    /// (FNV-1a of the key, key, mask words).
+    slots: Vec<(u64, Vec<u32>, Box<[u32]>)>,
+    next: usize,
+    hits: u64,
+    misses: u64,
+}
+
+fn state_key(state: &State, key: &mut Vec<u32>) -> u64 {
+    key.clear();
+    key.push(state.configs.len() as u32);
+    for c in &state.configs {
+        key.extend([c.q, c.pending.len() as u32]);
+        key.extend(&c.pending);
+    }
+    state.parser.key_into(key);
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for &w in key.iter() {
+        h = (h ^ w as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Config {
@@ -47,11 +74,20 @@ struct State {
 pub struct MatcherOptions {
     /// How many committed tokens [`Matcher::rollback`] can undo (default 64).
     pub max_rollback: usize,
+    /// How many expensive masks the matcher keeps, keyed by its whole state
+    /// (default 32: at most 32 masks of `mask_words` words; 0: none). A state
+    /// that comes back (the start of a statement at the same nesting, the
+    /// next item of a list) then costs a copy.
+    pub mask_cache: usize,
+    /// A mask goes through the cache only when its configurations' positions
+    /// have at least this many store entries between them (default 512:
+    /// below that, computing it costs about as much as building the key).
+    pub mask_cache_min_entries: usize,
 }
 
 impl Default for MatcherOptions {
     fn default() -> Self {
-        MatcherOptions { max_rollback: 64 }
+        MatcherOptions { max_rollback: 64, mask_cache: 32, mask_cache_min_entries: 512 }
     }
 }
 
@@ -64,6 +100,9 @@ pub struct Matcher {
     parser_calls: Cell<u64>,
     /// Feeds of an entry's first symbol, and how many of those were rejected.
     first_feeds: Cell<(u64, u64)>,
+    cache: RefCell<MaskCache>,
+    cache_cap: usize,
+    cache_min: usize,
 }
 
 impl Matcher {
@@ -80,6 +119,9 @@ impl Matcher {
             max_history: opts.max_rollback,
             parser_calls: Cell::new(0),
             first_feeds: Cell::new((0, 0)),
+            cache: RefCell::new(MaskCache::default()),
+            cache_cap: opts.mask_cache,
+            cache_min: opts.mask_cache_min_entries,
         }
     }
 
@@ -140,12 +182,52 @@ impl Matcher {
         Ok(())
     }
 
+    /// (hits, misses) of the mask cache (see [`MatcherOptions::mask_cache`]).
+    pub fn mask_cache_stats(&self) -> (u64, u64) {
+        let c = self.cache.borrow();
+        (c.hits, c.misses)
+    }
+
     fn fill_from(&self, state: &State, out: &mut [u32]) {
-        let st = &*self.store;
         if state.stopped {
             out.fill(0);
             return;
         }
+        let st = &*self.store;
+        let work: usize = if self.cache_cap == 0 {
+            0
+        } else {
+            st.ensure(state.configs.iter().map(|c| c.q));
+            let t = st.tables();
+            state.configs.iter().map(|c| t.entries(c.q).len()).sum()
+        };
+        if self.cache_cap == 0 || work < self.cache_min {
+            return self.compute_into(state, out);
+        }
+        let words = self.mask_words();
+        let mut c = self.cache.borrow_mut();
+        let mut key = Vec::new();
+        let h = state_key(state, &mut key);
+        if let Some((_, _, m)) = c.slots.iter().find(|(h2, k2, _)| *h2 == h && *k2 == key) {
+            out[..words].copy_from_slice(m);
+            out[words..].fill(0);
+            c.hits += 1;
+            return;
+        }
+        c.misses += 1;
+        self.compute_into(state, out);
+        let m: Box<[u32]> = out[..words].into();
+        if c.slots.len() < self.cache_cap {
+            c.slots.push((h, key, m));
+        } else {
+            let i = c.next;
+            c.slots[i] = (h, key, m);
+            c.next = (i + 1) % self.cache_cap;
+        }
+    }
+
+    fn compute_into(&self, state: &State, out: &mut [u32]) {
+        let st = &*self.store;
         // Per-request stores compute a position's entries on its first visit.
         st.ensure(state.configs.iter().map(|c| c.q));
         let tables = st.tables();

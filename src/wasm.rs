@@ -50,6 +50,13 @@ pub fn last_panic() -> Option<String> {
     LAST_PANIC.with(|p| p.borrow().clone())
 }
 
+/// The module's `WebAssembly.Memory` (for views of matcher mask buffers,
+/// see `RawMatcher.maskPtr`).
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
 /// Current size of the module's linear memory in bytes (diagnostics: it grows
 /// on demand and never shrinks).
 #[wasm_bindgen(js_name = wasmMemoryBytes)]
@@ -248,7 +255,10 @@ impl RawMatcher {
             )));
         }
         let words = (width as usize).div_ceil(32).max(store.inner.mask_words());
-        let opts = MatcherOptions { max_rollback: max_rollback.map_or(MatcherOptions::default().max_rollback, |n| n as usize) };
+        let mut opts = MatcherOptions::default();
+        if let Some(n) = max_rollback {
+            opts.max_rollback = n as usize;
+        }
         Ok(RawMatcher { m: Matcher::with_options(store.inner.clone(), opts), buf: vec![0; words], mask_width: width })
     }
 
@@ -291,6 +301,23 @@ impl RawMatcher {
         let view = unsafe { Uint32Array::view(&self.buf) };
         out.set(&view, offset);
         Ok(())
+    }
+
+    /// Compute the mask into this matcher's own buffer in wasm memory (no
+    /// copy out): `maskWords` words at byte offset [`RawMatcher::mask_ptr`]
+    /// of `wasmMemory().buffer`. The JS layer copies it with one
+    /// `TypedArray.set` from a cached view (two fewer calls out of wasm and no
+    /// view object per mask than [`RawMatcher::fill_mask`]).
+    #[wasm_bindgen(js_name = fillMaskBuffer)]
+    pub fn fill_mask_buffer(&mut self) -> Result<(), JsValue> {
+        self.fill()
+    }
+
+    /// Byte offset of the mask buffer in wasm memory (fixed for the matcher's
+    /// life: the buffer is never reallocated).
+    #[wasm_bindgen(getter, js_name = maskPtr)]
+    pub fn mask_ptr(&self) -> u32 {
+        self.buf.as_ptr() as usize as u32
     }
 
     #[wasm_bindgen(js_name = isAllowed)]

@@ -30,7 +30,7 @@ mod common;
 use common::bit;
 use grammask::grammar::{Cfg, LexerMode, TerminalPattern};
 use grammask::ids::TokenId;
-use grammask::matcher::Matcher;
+use grammask::matcher::{Matcher, MatcherOptions};
 use grammask::parser::driver::Recognizer;
 use grammask::store::MaskStore;
 use grammask::vocab::Vocab;
@@ -823,7 +823,10 @@ fn pick_allowed(rng: &mut Rng, mask: &[bool], vocab: &Vocab) -> Option<u32> {
 /// bytes), comparing at every step; also rollback and refused commits.
 fn walk(o: &mut Oracle, store: &Rc<MaskStore>, rng: &mut Rng, max_len: usize, tally: &mut Tally, what: &str) {
     let vocab = store.vocab();
-    let mut m = Matcher::new(store.clone());
+    // Every mask goes through a small mask cache (states come back after
+    // rollbacks and in repeated list items): cached masks meet the oracle too.
+    let opts = MatcherOptions { mask_cache: 4, mask_cache_min_entries: 0, ..MatcherOptions::default() };
+    let mut m = Matcher::with_options(store.clone(), opts);
     let mut p: Vec<u8> = Vec::new();
     let target = rng.below(max_len + 1);
     let mut lens = Vec::new();

@@ -27,7 +27,7 @@
 //
 // Statistics over all masks of all streams of one run; every figure is the
 // median over runs (nearest-rank percentiles, as `grammask bench`).
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -238,7 +238,9 @@ for (const c of cases) {
 
 // ------------------------------------------------------------------ sizes
 function wasmSizes() {
-  const gmWasm = readFileSync(createRequire(import.meta.url).resolve('grammask').replace(/node\.cjs$/, 'node/grammask_bg.wasm'));
+  // The package ships one wasm per build, in web/ (the node glue points there).
+  const dir = dirname(createRequire(import.meta.url).resolve('grammask'));
+  const gmWasm = readFileSync(['web/grammask_bg.wasm', 'node/grammask_bg.wasm'].map((f) => join(dir, f)).find((f) => existsSync(f)));
   const xgJs = readFileSync(require.resolve('@mlc-ai/web-xgrammar'));
   const m = /data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/.exec(xgJs.toString('latin1'));
   const xgWasm = m ? Buffer.from(m[1], 'base64') : Buffer.alloc(0);

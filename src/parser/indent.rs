@@ -195,6 +195,17 @@ impl IncParser {
         IncParser { lr: LrParser::new(&g.tables), ind: IndentState::default() }
     }
 
+    /// Append everything this parser's future depends on to `out` (the whole
+    /// LR stack and the indentation state): two parsers with the same key
+    /// accept the same continuations (used as a cache key for masks).
+    pub fn key_into(&self, out: &mut Vec<u32>) {
+        let i = &self.ind;
+        out.extend([i.depth, i.pending as u32 | (i.content as u32) << 1, i.col, i.alt, i.stack.len() as u32]);
+        out.extend(i.stack.iter().flat_map(|&(a, b)| [a, b]));
+        out.push(self.lr.stack().depth() as u32);
+        out.extend(self.lr.stack().states());
+    }
+
     pub fn lr(&self) -> &LrParser {
         &self.lr
     }

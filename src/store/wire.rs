@@ -459,7 +459,7 @@ impl MaskStore {
         }
         indt.u32(self.grammar.n_terminals);
         let mut vocb = SectionWriter::default();
-        let packed = crate::vocab::pack::pack(self.vocab.bytes(), self.vocab.offsets());
+        let packed = self.vocab.packed();
         vocb.u32(packed.n).u32(packed.total).bytes(&packed.code_lens).bytes(&packed.stream);
         vocb.bytes(self.vocab.special_bits());
         vocb.u32s(&self.vocab.eos_ids().iter().map(|t| t.0).collect::<Vec<_>>());
@@ -572,10 +572,9 @@ impl MaskStore {
         let special = r.bytes()?;
         let eos = r.u32s()?.into_iter().map(crate::ids::TokenId).collect();
         r.finish()?;
-        // Unpacked bytes are bounded by a multiple of the section's size.
-        let (tb, offs) = crate::vocab::pack::unpack(&packed, 32 * vocb_len + (1 << 20))
-            .map_err(|e| corrupt(format_args!("section VOCB: {}", e.message())))?;
-        let vocab = crate::vocab::Vocab::from_parts(tb, offs, special, eos)
+        // Unpacked bytes are bounded by a multiple of the section's size;
+        // they are unpacked on first use (validated now).
+        let vocab = crate::vocab::Vocab::from_packed(packed, special, eos, 32 * vocb_len + (1 << 20))
             .map_err(|e| corrupt(format_args!("section VOCB: {}", e.message())))?;
         let mut r = section(&h, bytes, b"POSN")?;
         let (q_base, q_target, q_always, q_entries) = (r.u32s()?, r.u32s()?, r.u32s()?, r.u32s()?);

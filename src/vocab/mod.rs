@@ -38,17 +38,36 @@ pub use prepared::PreparedVocab;
 pub use trie::TokenTrie;
 
 /// A tokenizer vocabulary: token bytes, special flags and EOS ids.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Vocab {
-    /// Concatenated token bytes, in id order.
-    bytes: Vec<u8>,
-    /// `offsets[t]..offsets[t + 1]` is token `t`'s slice of `bytes`; length `n + 1`.
-    offsets: Vec<u32>,
+    /// Number of token ids.
+    n: usize,
+    /// Token bytes and offsets; for a vocabulary loaded from a blob, decoded
+    /// from `packed` on first use (the first commit), not at load.
+    flat: std::sync::OnceLock<Flat>,
+    /// The packed form it was loaded from (validated at load; written back
+    /// as it is by `to_bytes`).
+    packed: Option<pack::PackedTokens>,
     /// Special flags, bit `t % 8` of byte `t / 8`; length `ceil(n / 8)`, padding bits zero.
     special: Vec<u8>,
     /// EOS ids, sorted and deduplicated, all `< n`.
     eos: Vec<TokenId>,
 }
+
+#[derive(Clone, PartialEq, Eq)]
+struct Flat {
+    /// Concatenated token bytes, in id order.
+    bytes: Vec<u8>,
+    /// `offsets[t]..offsets[t + 1]` is token `t`'s slice of `bytes`; length `n + 1`.
+    offsets: Vec<u32>,
+}
+
+impl PartialEq for Vocab {
+    fn eq(&self, o: &Self) -> bool {
+        self.n == o.n && self.special == o.special && self.eos == o.eos && self.flat() == o.flat()
+    }
+}
+impl Eq for Vocab {}
 
 impl std::fmt::Debug for Vocab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,7 +89,7 @@ impl Vocab {
         bytes: Vec<u8>,
         offsets: Vec<u32>,
         special: Vec<u8>,
-        mut eos: Vec<TokenId>,
+        eos: Vec<TokenId>,
     ) -> Result<Vocab> {
         let Some(n) = offsets.len().checked_sub(1) else {
             return Err(err!(BlobCorrupt, "vocab: offsets array is empty (need n + 1 entries)"));
@@ -97,27 +116,34 @@ impl Vocab {
                 bytes.len()
             ));
         }
-        if special.len() != n.div_ceil(8) {
-            return Err(err!(
-                BlobCorrupt,
-                "vocab: special bitset has {} bytes, expected {} for {n} tokens",
-                special.len(),
-                n.div_ceil(8)
-            ));
+        let (special, eos) = check_flags(n, special, eos)?;
+        Ok(Vocab { n, flat: Flat { bytes, offsets }.into(), packed: None, special, eos })
+    }
+
+    /// A vocabulary from its packed token bytes (as stored in a blob, see
+    /// [`pack`]): the stream is validated now (`max_total`: bound on the
+    /// unpacked bytes) and decoded on first use.
+    pub fn from_packed(packed: pack::PackedTokens, special: Vec<u8>, eos: Vec<TokenId>, max_total: usize) -> Result<Vocab> {
+        pack::check(&packed, max_total)?;
+        let n = packed.n as usize;
+        let (special, eos) = check_flags(n, special, eos)?;
+        Ok(Vocab { n, flat: std::sync::OnceLock::new(), packed: Some(packed), special, eos })
+    }
+
+    fn flat(&self) -> &Flat {
+        self.flat.get_or_init(|| {
+            let p = self.packed.as_ref().expect("a vocabulary without bytes has its packed form");
+            let (bytes, offsets) = pack::unpack(p, usize::MAX).expect("the packed form was validated at load");
+            Flat { bytes, offsets }
+        })
+    }
+
+    /// The packed token bytes (for the blob).
+    pub fn packed(&self) -> std::borrow::Cow<'_, pack::PackedTokens> {
+        match &self.packed {
+            Some(p) => std::borrow::Cow::Borrowed(p),
+            None => std::borrow::Cow::Owned(pack::pack(self.bytes(), self.offsets())),
         }
-        if n % 8 != 0 && special[n / 8] >> (n % 8) != 0 {
-            return Err(err!(BlobCorrupt, "vocab: special bitset has padding bits set"));
-        }
-        eos.sort_unstable();
-        eos.dedup();
-        if let Some(bad) = eos.iter().find(|e| e.index() >= n) {
-            return Err(err!(
-                InvalidToken,
-                "vocab: EOS id {} is out of range (vocabulary has {n} tokens)",
-                bad.0
-            ));
-        }
-        Ok(Vocab { bytes, offsets, special, eos })
     }
 
     /// Builds a vocabulary from `(bytes, is_special)` per token id, in id order.
@@ -148,7 +174,7 @@ impl Vocab {
     /// Vocabulary size: max token id + 1 (model vocabulary and added tokens).
     #[inline]
     pub fn len(&self) -> usize {
-        self.offsets.len() - 1
+        self.n
     }
 
     /// True when the vocabulary has no token ids at all.
@@ -162,8 +188,9 @@ impl Vocab {
     #[inline]
     pub fn token_bytes(&self, t: TokenId) -> &[u8] {
         let i = t.index();
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&a), Some(&b)) => &self.bytes[a as usize..b as usize],
+        let f = self.flat();
+        match (f.offsets.get(i), f.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => &f.bytes[a as usize..b as usize],
             _ => &[],
         }
     }
@@ -194,16 +221,16 @@ impl Vocab {
 
     /// Length in bytes of the longest token.
     pub fn max_token_len(&self) -> usize {
-        self.offsets.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0)
+        self.offsets().windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0)
     }
 
     /// Flat parts, for serialization: concatenated token bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+        &self.flat().bytes
     }
     /// Flat parts: the `n + 1` offsets into [`Vocab::bytes`].
     pub fn offsets(&self) -> &[u32] {
-        &self.offsets
+        &self.flat().offsets
     }
     /// Flat parts: the packed special bitset (bit `t % 8` of byte `t / 8`).
     pub fn special_bits(&self) -> &[u8] {
@@ -229,6 +256,28 @@ impl Vocab {
         }
         h.finish()
     }
+}
+
+/// Check the special bitset and EOS ids for `n` tokens; EOS ids come back
+/// sorted and deduplicated.
+fn check_flags(n: usize, special: Vec<u8>, mut eos: Vec<TokenId>) -> Result<(Vec<u8>, Vec<TokenId>)> {
+    if special.len() != n.div_ceil(8) {
+        return Err(err!(
+            BlobCorrupt,
+            "vocab: special bitset has {} bytes, expected {} for {n} tokens",
+            special.len(),
+            n.div_ceil(8)
+        ));
+    }
+    if n % 8 != 0 && special[n / 8] >> (n % 8) != 0 {
+        return Err(err!(BlobCorrupt, "vocab: special bitset has padding bits set"));
+    }
+    eos.sort_unstable();
+    eos.dedup();
+    if let Some(bad) = eos.iter().find(|e| e.index() >= n) {
+        return Err(err!(InvalidToken, "vocab: EOS id {} is out of range (vocabulary has {n} tokens)", bad.0));
+    }
+    Ok((special, eos))
 }
 
 /// FNV-1a, 64 bit.

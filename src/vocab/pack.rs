@@ -295,6 +295,62 @@ impl BitReader {
     }
 }
 
+/// Validate a packed stream without unpacking it (lengths only): after
+/// this, [`unpack`] cannot fail. Same checks as [`unpack`].
+pub fn check(p: &PackedTokens, max_total: usize) -> Result<()> {
+    if p.code_lens.len() != 2 * BUCKETS {
+        return Err(err!(BlobCorrupt, "vocab: code tables have {} entries, expected {}", p.code_lens.len(), 2 * BUCKETS));
+    }
+    if p.total as usize > max_total {
+        return Err(err!(BlobCorrupt, "vocab: {} token bytes declared, more than this blob can hold", p.total));
+    }
+    let tx = decode_table(&p.code_lens[..BUCKETS])?;
+    let ty = decode_table(&p.code_lens[BUCKETS..])?;
+    let n = p.n as usize;
+    if n > max_total.saturating_add(1) {
+        return Err(err!(BlobCorrupt, "vocab: {n} tokens declared, more than this blob can hold"));
+    }
+    let total = p.total as u64;
+    let mut lens: Vec<u32> = Vec::with_capacity(n);
+    let mut r = BitReader::new(&p.stream);
+    let bad_code = || err!(BlobCorrupt, "vocab: invalid code in the token stream");
+    let mut sum = 0u64;
+    for t in 0..n {
+        let x = r.value(&tx).ok_or_else(bad_code)?;
+        let len = if x == 0 {
+            let len = r.value(&ty).ok_or_else(bad_code)?;
+            // Skip the literal bytes (at most 7 bytes per refill).
+            let mut left = len as u64 * 8;
+            while left > 0 {
+                r.refill();
+                let k = left.min(48) as u32;
+                r.take(k);
+                left -= k as u64;
+            }
+            len as u64
+        } else {
+            let b = r.value(&ty).ok_or_else(bad_code)? as usize;
+            let a = x as usize - 1;
+            if a >= t || b >= t {
+                return Err(err!(BlobCorrupt, "vocab: token {t} refers to a later token"));
+            }
+            lens[a] as u64 + lens[b] as u64
+        };
+        sum += len;
+        if sum > total {
+            return Err(err!(BlobCorrupt, "vocab: token bytes exceed the declared total"));
+        }
+        lens.push(len as u32);
+    }
+    if r.over() {
+        return Err(err!(BlobCorrupt, "vocab: the token stream is too short"));
+    }
+    if sum != total {
+        return Err(err!(BlobCorrupt, "vocab: {sum} token bytes decoded, {total} declared"));
+    }
+    Ok(())
+}
+
 /// Unpack into (token bytes, `n + 1` offsets). Checks everything: ids of a
 /// pair below the token's, the declared total, no bits read past the stream.
 /// `max_total` bounds the output (the caller derives it from the blob size).
@@ -309,7 +365,7 @@ pub fn unpack(p: &PackedTokens, max_total: usize) -> Result<(Vec<u8>, Vec<u32>)>
     let ty = decode_table(&p.code_lens[BUCKETS..])?;
     let total = p.total as usize;
     let n = p.n as usize;
-    if n > max_total + 1 {
+    if n > max_total.saturating_add(1) {
         return Err(err!(BlobCorrupt, "vocab: {n} tokens declared, more than this blob can hold"));
     }
     // 16 bytes of slack: short copies move 16 bytes at once.
@@ -388,21 +444,36 @@ mod tests {
         let p = pack(&b, &o);
         let (b2, o2) = unpack(&p, b.len()).unwrap();
         assert_eq!((b2, o2), (b.clone(), o.clone()));
+        check(&p, b.len()).unwrap();
+        // No bound (as a lazily unpacked vocabulary calls it): no overflow.
+        assert_eq!(unpack(&p, usize::MAX).unwrap(), (b.clone(), o.clone()));
+        check(&p, usize::MAX).unwrap();
         // Damage: a wrong total, a truncated stream, a forward reference.
+        let both = |p: &PackedTokens, max: usize| {
+            let (u, c) = (unpack(p, max).is_err(), check(p, max).is_err());
+            assert_eq!(u, c, "check and unpack agree");
+            u
+        };
         let mut bad = p.clone();
         bad.total += 1;
-        assert!(unpack(&bad, 1 << 20).is_err());
+        assert!(both(&bad, 1 << 20));
         let mut bad = p.clone();
         bad.stream.truncate(bad.stream.len() / 2);
-        assert!(unpack(&bad, 1 << 20).is_err());
-        assert!(unpack(&p, b.len() - 1).is_err(), "declared total over the limit");
+        assert!(both(&bad, 1 << 20));
+        assert!(both(&p, b.len() - 1), "declared total over the limit");
         let mut bad = p.clone();
         bad.code_lens[3] = 13;
-        assert!(unpack(&bad, 1 << 20).is_err());
+        assert!(both(&bad, 1 << 20));
         // Exponential growth is bounded by the declared total.
         let mut bad = p.clone();
         bad.n += 1000;
-        assert!(unpack(&bad, 1 << 20).is_err());
+        assert!(both(&bad, 1 << 20));
+        // Every single-bit flip of the stream: both agree, neither panics.
+        for i in 0..p.stream.len() * 8 {
+            let mut bad = p.clone();
+            bad.stream[i / 8] ^= 1 << (i % 8);
+            both(&bad, 1 << 20);
+        }
     }
 
     #[test]

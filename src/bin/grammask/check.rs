@@ -1,7 +1,7 @@
 //! `grammask check`: replay files token by token through the masks (experiments 1 and 3).
 
 use crate::common::{expand, load_store, read, tokenizer_for, with_list};
-use grammask::matcher::Matcher;
+use grammask::matcher::{Matcher, MatcherOptions};
 use grammask::store::MaskStore;
 use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
@@ -74,7 +74,11 @@ fn cmd_check(store: Rc<MaskStore>, tok: tokenizers::Tokenizer, compare: Option<&
         let enc = tok.encode(s.as_str(), false).map_err(|e| Error::new(ErrorKind::Tokenizer, e.to_string()))?;
         let ids = enc.get_ids();
         let mut m = Matcher::new(store.clone());
-        let mut mo = other.as_ref().map(|o| Matcher::new(o.clone()));
+        // The store under test masks as users get it (mask cache on); the
+        // compared store computes every mask (no cache), so cached masks are
+        // checked against fresh ones too.
+        let no_cache = MatcherOptions { mask_cache: 0, ..MatcherOptions::default() };
+        let mut mo = other.as_ref().map(|o| Matcher::with_options(o.clone(), no_cache.clone()));
         let mut file_viol = None;
         let mut file_diff = 0u64;
         for (i, &id) in ids.iter().enumerate() {
