@@ -3,6 +3,9 @@
 pass CPython's compile(). Prints the pass rate and the failures by class.
 
   python3 scripts/python_fidelity.py STORE TOKENIZER [--count 400] [--seed 1] [--show 3]
+
+STORE is a compiled store (.gmask) or a grammar (.lark), compiled per request (lazy store:
+the same masks as the full store, computed on first visit).
 """
 import argparse
 import collections
@@ -42,7 +45,8 @@ def main():
     ap.add_argument("--show", type=int, default=2)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="pyfid-")
-    subprocess.run([GRAMMASK, "generate", "--store", a.store, "--tokenizer", a.tokenizer, "--count", str(a.count), "--seed", str(a.seed),
+    src = ["--grammar", a.store] if a.store.endswith(".lark") else ["--store", a.store]
+    subprocess.run([GRAMMASK, "generate", *src, "--tokenizer", a.tokenizer, "--count", str(a.count), "--seed", str(a.seed),
                     "--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200", "--out-dir", d],
                    check=True, stdout=subprocess.DEVNULL)
     files = sorted(glob.glob(os.path.join(d, "*")))
