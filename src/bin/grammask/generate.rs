@@ -54,10 +54,7 @@ pub fn run(a: Args) -> Result<bool> {
     if let Some(g) = &a.grammar {
         let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--grammar needs --tokenizer")) };
         let (pv, _) = crate::constraint_args::prepared(t, None)?;
-        let text = String::from_utf8(crate::common::read(g)?)
-            .map_err(|_| Error::new(ErrorKind::Grammar, format!("{}: not UTF-8", g.display())))?;
-        let c = grammask::constraint::Constraint::Lark { grammar: text, file: g.display().to_string(), start: a.start.clone() };
-        let store = crate::constraint_args::compile_store(&pv, &c, &a.schema.options()?)?;
+        let store = crate::constraint_args::lazy_lark_store(g, a.start.as_deref(), &pv)?;
         return cmd_generate(store, a.count, a.seed, &sampler, &a.out_dir, a.json);
     }
     let store = match (&a.store, &a.schema.json_schema) {
