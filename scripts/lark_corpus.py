@@ -534,7 +534,8 @@ def main():
     ap.add_argument("names", nargs="*")
     ap.add_argument("--texts", type=int, default=100, help="random strings and mutations each, per grammar")
     ap.add_argument("--gen", type=int, default=0, help="grammask generations per grammar (needs --tokenizer)")
-    ap.add_argument("--tokenizer", default=os.path.join(ROOT, "models", "llama2", "tokenizer.json"))
+    ap.add_argument("--tokenizer", default=os.path.join(ROOT, "models", "smollm2-135m-instruct", "tokenizer.json"),
+                    help="a byte-level tokenizer (Llama-2 prepends a space when encoding, so `check` would replay another text)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lexer", default=None, help="grammask --lexer (default: the grammar's own mode)")
     ap.add_argument("--lark-lexer", default="contextual")
