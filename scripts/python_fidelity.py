@@ -33,6 +33,14 @@ def classify(msg, text):
         return "invalid character in identifier / non-printable"
     if "literal" in m and "invalid" in m:
         return "invalid numeric literal (number followed by a name)"
+    if "cannot mix bytes and nonbytes" in m:
+        return "bytes and str literals concatenated"
+    if "f-string" in m:
+        return "f-string replacement field"
+    if "codec can't decode" in m or "unicode error" in m:
+        return "escape in a string literal (unknown \\N{name}, or in a triple-quoted literal)"
+    if "outside function" in m or "outside loop" in m:
+        return "return/yield/await/break/continue outside its function or loop"
     return re.sub(r"\(.*?\)|'.*?'|\".*?\"|\d+", "…", msg)[:70]
 
 
