@@ -3,6 +3,9 @@
 pass CPython's compile(). Prints the pass rate and the failures by class.
 
   python3 scripts/python_fidelity.py STORE TOKENIZER [--count 400] [--seed 1] [--show 3]
+
+STORE is a compiled store (.gmask) or a grammar (.lark), compiled per request (lazy store:
+the same masks as the full store, computed on first visit).
 """
 import argparse
 import collections
@@ -30,6 +33,14 @@ def classify(msg, text):
         return "invalid character in identifier / non-printable"
     if "literal" in m and "invalid" in m:
         return "invalid numeric literal (number followed by a name)"
+    if "cannot mix bytes and nonbytes" in m:
+        return "bytes and str literals concatenated"
+    if "f-string" in m:
+        return "f-string replacement field"
+    if "codec can't decode" in m or "unicode error" in m:
+        return "escape in a string literal (unknown \\N{name}, or in a triple-quoted literal)"
+    if "outside function" in m or "outside loop" in m:
+        return "return/yield/await/break/continue outside its function or loop"
     return re.sub(r"\(.*?\)|'.*?'|\".*?\"|\d+", "…", msg)[:70]
 
 
@@ -42,7 +53,8 @@ def main():
     ap.add_argument("--show", type=int, default=2)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="pyfid-")
-    subprocess.run([GRAMMASK, "generate", "--store", a.store, "--tokenizer", a.tokenizer, "--count", str(a.count), "--seed", str(a.seed),
+    src = ["--grammar", a.store] if a.store.endswith(".lark") else ["--store", a.store]
+    subprocess.run([GRAMMASK, "generate", *src, "--tokenizer", a.tokenizer, "--count", str(a.count), "--seed", str(a.seed),
                     "--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200", "--out-dir", d],
                    check=True, stdout=subprocess.DEVNULL)
     files = sorted(glob.glob(os.path.join(d, "*")))

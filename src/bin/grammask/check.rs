@@ -9,11 +9,18 @@ use std::rc::Rc;
 
 /// Replay files token by token and verify every token is allowed (experiment 1).
 /// With --json-schema instead of --store, the store is compiled from the
-/// schema first (the files are JSON instances, replayed as written).
+/// schema first (the files are JSON instances, replayed as written); with
+/// --grammar, from a Lark grammar file (lazy store).
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long, required_unless_present = "json_schema")]
+    #[arg(long, required_unless_present_any = ["json_schema", "grammar"])]
     store: Option<PathBuf>,
+    /// A Lark grammar file, compiled per request (lazy store) instead of --store.
+    #[arg(long, conflicts_with_all = ["store", "json_schema"])]
+    grammar: Option<PathBuf>,
+    /// The start rule of --grammar (default: `start`).
+    #[arg(long, requires = "grammar")]
+    start: Option<String>,
     #[command(flatten)]
     schema: crate::constraint_args::SchemaArgs,
     #[arg(long)]
@@ -34,6 +41,10 @@ pub struct Args {
 pub fn run(a: Args) -> Result<bool> {
     let files = with_list(a.files, a.files_from)?;
     let (store, tok) = match (&a.store, &a.schema.json_schema) {
+        _ if a.grammar.is_some() => {
+            let (pv, tok) = crate::constraint_args::prepared(&a.tokenizer, None)?;
+            (crate::constraint_args::lazy_lark_store(a.grammar.as_ref().unwrap(), a.start.as_deref(), &pv)?, tok)
+        }
         (Some(s), None) => {
             let store = Rc::new(load_store(s)?);
             let tok = tokenizer_for(&store, &a.tokenizer)?;
@@ -44,7 +55,7 @@ pub fn run(a: Args) -> Result<bool> {
             let c = grammask::constraint::Constraint::JsonSchema(crate::constraint_args::read_schema(schema)?);
             (crate::constraint_args::compile_store(&pv, &c, &a.schema.options()?)?, tok)
         }
-        _ => return Err(Error::new(ErrorKind::Io, "give one of --store and --json-schema")),
+        _ => return Err(Error::new(ErrorKind::Io, "give one of --store, --json-schema and --grammar")),
     };
     cmd_check(store, tok, a.compare_store.as_deref(), a.json, a.quiet, &files)
 }

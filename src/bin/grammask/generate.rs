@@ -7,12 +7,18 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// Sample random texts from the grammar through the masks (experiment 2).
-/// With --json-schema (and --tokenizer) instead of --store, the store is
-/// compiled from the schema first: random valid instances.
+/// With --json-schema or --grammar (and --tokenizer) instead of --store, the
+/// store is compiled per request first (positions computed on first visit).
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long, required_unless_present = "json_schema")]
+    #[arg(long, required_unless_present_any = ["json_schema", "grammar"])]
     store: Option<PathBuf>,
+    /// A Lark grammar file, compiled per request (lazy store) instead of --store.
+    #[arg(long, conflicts_with_all = ["store", "json_schema"])]
+    grammar: Option<PathBuf>,
+    /// The start rule of --grammar (default: `start`).
+    #[arg(long, requires = "grammar")]
+    start: Option<String>,
     #[command(flatten)]
     schema: crate::constraint_args::SchemaArgs,
     #[arg(long)]
@@ -45,6 +51,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<bool> {
     let sampler = Sampler { max_tokens: a.max_tokens, eos_bias: a.eos_bias, short_bias: a.short_bias, finish_after: a.finish_after.unwrap_or(usize::MAX) };
+    if let Some(g) = &a.grammar {
+        let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--grammar needs --tokenizer")) };
+        let (pv, _) = crate::constraint_args::prepared(t, None)?;
+        let store = crate::constraint_args::lazy_lark_store(g, a.start.as_deref(), &pv)?;
+        return cmd_generate(store, a.count, a.seed, &sampler, &a.out_dir, a.json);
+    }
     let store = match (&a.store, &a.schema.json_schema) {
         (Some(s), None) => {
             let store = Rc::new(load_store(s)?);
@@ -59,7 +71,7 @@ pub fn run(a: Args) -> Result<bool> {
             let c = grammask::constraint::Constraint::JsonSchema(crate::constraint_args::read_schema(schema)?);
             crate::constraint_args::compile_store(&pv, &c, &a.schema.options()?)?
         }
-        _ => return Err(Error::new(ErrorKind::Io, "give one of --store and --json-schema")),
+        _ => return Err(Error::new(ErrorKind::Io, "give one of --store, --json-schema and --grammar")),
     };
     cmd_generate(store, a.count, a.seed, &sampler, &a.out_dir, a.json)
 }
