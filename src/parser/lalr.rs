@@ -33,8 +33,13 @@ pub const MAX_REPORTED_CONFLICTS: usize = 20;
 /// Most cells of the dense action + goto tables (states × (terminals +
 /// nonterminals)); beyond it a compile fails with a `Limit` error instead of
 /// allocating several gigabytes (python.lark needs about 0.5 M; the largest
-/// SchemaStore schemas that fit need 74 M and 172 M).
+/// SchemaStore schemas that fit need 74 M and 172 M). In wasm32 (4 GiB of
+/// address space, shared with everything else) the limit is 64 M cells.
+#[cfg(not(target_arch = "wasm32"))]
 pub const MAX_TABLE_CELLS: usize = 256 << 20;
+/// Most cells of the dense LALR(1) tables in wasm32 (see the native limit).
+#[cfg(target_arch = "wasm32")]
+pub const MAX_TABLE_CELLS: usize = 64 << 20;
 
 /// Builds LALR(1) tables for `cfg` (see the module doc), settling conflicts
 /// by `cfg.conflicts`.
@@ -265,6 +270,21 @@ impl Lr0 {
                 if target == next {
                     if next > MAX_ACTION_ID {
                         return Err(err!(Limit, "LR(0) automaton exceeds {MAX_ACTION_ID} states"));
+                    }
+                    // The table limit, checked as states are found: the
+                    // lookahead sets of a grammar far past it would take
+                    // gigabytes before `emit` could refuse it (and overflow
+                    // wasm32's address space).
+                    let cells = (next as usize + 1).saturating_mul(n_sym - 1);
+                    if cells > MAX_TABLE_CELLS {
+                        return Err(err!(
+                            Limit,
+                            "the LALR(1) tables would have more than {} states x ({} terminals + {} nonterminals) = {cells} cells \
+                             (limit {MAX_TABLE_CELLS}): the grammar is too large",
+                            next,
+                            g.n_term,
+                            g.n_nt
+                        ));
                     }
                     pending.push(k);
                 }
