@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MaskStore, Matcher, PreparedVocab, compile, compileStore, tokenizerFingerprint, compilerLimits } from 'grammask';
 import * as runtime from 'grammask/runtime';
-import { ROOT, blobPath, tokenIdOf, allowedIds } from './helpers.mjs';
+import { ROOT, LLAMA3, blobPath, tokenIdOf, allowedIds, cli, nativeMasks, maskHash, rng } from './helpers.mjs';
 
 const read = (p) => (fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : undefined);
 const tok = (name) => {
@@ -134,6 +134,55 @@ test('compile: response formats (lark, store) into stores whose masks equal the 
   assert.equal(compile(v, { type: 'store', store: blob }), blob);
   assert.equal(compile(v, { type: 'store', store: fs.readFileSync(blobPath('json')) }).grammarFingerprint, blob.grammarFingerprint);
   a.free(); b.free(); lazy.free(); full.free(); v.free();
+});
+
+test('compile: JSON Schemas compiled lazily in wasm give the masks of the native CLI (tests/data/schemas × Llama-3)', (t) => {
+  const v = PreparedVocab.fromTokenizerJson(llama3.json, { tokenizerConfig: llama3.tokenizerConfig });
+  const dir = path.join(ROOT, 'tests/data/schemas');
+  const work = fs.mkdtempSync(path.join(ROOT, 'out', 'schema-walks-'));
+  const eos = new Set(v.eosTokenIds ?? []);
+  const r = rng(12);
+  let masks = 0;
+  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const file = path.join(dir, name);
+    const blob = path.join(work, `${name}.gmask`);
+    cli(['compile', '--json-schema', file, '--tokenizer', LLAMA3, '-o', blob]);
+    const store = compile(v, { type: 'json_schema', json_schema: fs.readFileSync(file, 'utf8') });
+    // Random walks through the wasm masks give the texts; the native CLI tokenizes and replays them.
+    const texts = [];
+    for (let k = 0; k < 2; k++) {
+      const m = new Matcher(store);
+      const bytes = [];
+      for (let n = 0; n < 200; n++) {
+        const allowed = allowedIds(m.computeMask());
+        const cands = allowed.filter((id) => !eos.has(id) && id < store.vocabSize);
+        if (cands.length === 0 || (m.isAccepting() && (n > 80 || r.below(4) === 0))) break;
+        const short = cands.filter((id) => store.tokenBytes(id).length === 1);
+        const pool = short.length > 0 && (n > 60 || r.below(2) === 0) ? short : cands;
+        const id = pool[r.below(pool.length)];
+        m.commitToken(id);
+        bytes.push(...store.tokenBytes(id));
+      }
+      m.free();
+      const out = path.join(work, `${name}.${k}.txt`);
+      fs.writeFileSync(out, Buffer.from(bytes));
+      texts.push(out);
+    }
+    for (const ref of nativeMasks(blob, texts)) {
+      const m = new Matcher(store);
+      for (let i = 0; i < ref.hashes.length; i++) {
+        assert.equal(maskHash(m.computeMask()), ref.hashes[i], `${name}: mask ${i} of ${path.basename(ref.file)} (wasm lazy vs native)`);
+        masks++;
+        if (i < ref.ids.length) m.commitToken(ref.ids[i]);
+      }
+      m.free();
+    }
+    store.free();
+  }
+  t.diagnostic(`${masks} masks equal`);
+  assert.ok(masks > 100);
+  fs.rmSync(work, { recursive: true });
+  v.free();
 });
 
 test('compile: errors are clear JS errors naming JS options', () => {
