@@ -38,6 +38,7 @@
 
 mod json_embed;
 mod normalize;
+mod pyclasses;
 pub(crate) mod pyregex;
 pub(crate) mod srewidth;
 pub(crate) mod syntax;

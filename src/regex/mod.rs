@@ -12,7 +12,7 @@
 //! (`(?=`, `(?!`, `(?<=`, `(?<!`), `\b`/`\B`, atomic groups and possessive
 //! quantifiers, conditional groups, the `a`/`L` flags, `\N{...}`, and the
 //! multi-line `^`/`$` (flag `m`). Semantics of `\d`, `\w`, `\s` are Unicode,
-//! as in Python 3 `str` patterns (Unicode tables of the regex-syntax crate).
+//! as in Python 3 `str` patterns (CPython 3.11's tables, `grammar/lark/pyclasses.rs`).
 
 use crate::grammar::{Cfg, LexerMode, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
 use crate::grammar::lark::pyregex;

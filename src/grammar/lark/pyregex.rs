@@ -108,7 +108,7 @@ fn set_item(chars: &[char], i: &mut usize) -> Result<SetItem, String> {
     let Some(&e) = chars.get(*i) else { return Err("pattern ends with a lone backslash".into()) };
     *i += 1;
     Ok(match e {
-        'd' | 'D' | 's' | 'S' | 'w' | 'W' => SetItem::Class(format!("\\{e}")),
+        'd' | 'D' | 's' | 'S' | 'w' | 'W' => SetItem::Class(python_class(e)),
         'p' | 'P' => {
             let mut s = format!("\\{e}");
             copy_unicode_class(chars, i, &mut s)?;
@@ -132,6 +132,31 @@ fn set_item(chars: &[char], i: &mut usize) -> Result<SetItem, String> {
         c if c.is_ascii_alphanumeric() => return Err(format!("bad escape \\{c} in a character set")),
         c => SetItem::Char(c),
     })
+}
+
+/// Python's `\d`, `\s`, `\w` (and negations) for str patterns, as an explicit
+/// (nested) class: regex-syntax's own classes differ (its `\w` has combining marks
+/// and connector punctuation but not other numbers, its `\s` lacks `\x1c`-`\x1f`)
+/// and follow another Unicode version. Tables: `pyclasses.rs`.
+fn python_class(e: char) -> String {
+    let (table, negated) = match e {
+        'd' => (super::pyclasses::DIGIT, false),
+        'D' => (super::pyclasses::DIGIT, true),
+        's' => (super::pyclasses::SPACE, false),
+        'S' => (super::pyclasses::SPACE, true),
+        'w' => (super::pyclasses::WORD, false),
+        _ => (super::pyclasses::WORD, true),
+    };
+    let mut out = String::from(if negated { "[^" } else { "[" });
+    for &(a, b) in table {
+        if a == b {
+            out.push_str(&format!("\\x{{{a:x}}}"));
+        } else {
+            out.push_str(&format!("\\x{{{a:x}}}-\\x{{{b:x}}}"));
+        }
+    }
+    out.push(']');
+    out
 }
 
 fn push_set_item(out: &mut String, it: &SetItem) {
@@ -276,7 +301,8 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                 i += 1;
                 match e {
                     'Z' => out.push_str("\\z"),
-                    'A' | 'b' | 'B' | 'd' | 'D' | 's' | 'S' | 'w' | 'W' => {
+                    'd' | 'D' | 's' | 'S' | 'w' | 'W' => out.push_str(&python_class(e)),
+                    'A' | 'b' | 'B' => {
                         out.push('\\');
                         out.push(e);
                     }
