@@ -295,9 +295,9 @@ impl BitReader {
     }
 }
 
-/// Validate a packed stream without unpacking it (lengths only): after
-/// this, [`unpack`] cannot fail. Same checks as [`unpack`].
-pub fn check(p: &PackedTokens, max_total: usize) -> Result<()> {
+/// The checks on a packed stream's header shared by [`check`] and
+/// [`unpack`], and its two decoding tables.
+fn code_tables(p: &PackedTokens, max_total: usize) -> Result<(Vec<(u8, u8)>, Vec<(u8, u8)>)> {
     if p.code_lens.len() != 2 * BUCKETS {
         return Err(err!(BlobCorrupt, "vocab: code tables have {} entries, expected {}", p.code_lens.len(), 2 * BUCKETS));
     }
@@ -306,6 +306,13 @@ pub fn check(p: &PackedTokens, max_total: usize) -> Result<()> {
     }
     let tx = decode_table(&p.code_lens[..BUCKETS])?;
     let ty = decode_table(&p.code_lens[BUCKETS..])?;
+    Ok((tx, ty))
+}
+
+/// Validate a packed stream without unpacking it (lengths only): after
+/// this, [`unpack`] cannot fail. Same checks as [`unpack`].
+pub fn check(p: &PackedTokens, max_total: usize) -> Result<()> {
+    let (tx, ty) = code_tables(p, max_total)?;
     let n = p.n as usize;
     if n > max_total.saturating_add(1) {
         return Err(err!(BlobCorrupt, "vocab: {n} tokens declared, more than this blob can hold"));
@@ -355,14 +362,7 @@ pub fn check(p: &PackedTokens, max_total: usize) -> Result<()> {
 /// pair below the token's, the declared total, no bits read past the stream.
 /// `max_total` bounds the output (the caller derives it from the blob size).
 pub fn unpack(p: &PackedTokens, max_total: usize) -> Result<(Vec<u8>, Vec<u32>)> {
-    if p.code_lens.len() != 2 * BUCKETS {
-        return Err(err!(BlobCorrupt, "vocab: code tables have {} entries, expected {}", p.code_lens.len(), 2 * BUCKETS));
-    }
-    if p.total as usize > max_total {
-        return Err(err!(BlobCorrupt, "vocab: {} token bytes declared, more than this blob can hold", p.total));
-    }
-    let tx = decode_table(&p.code_lens[..BUCKETS])?;
-    let ty = decode_table(&p.code_lens[BUCKETS..])?;
+    let (tx, ty) = code_tables(p, max_total)?;
     let total = p.total as usize;
     let n = p.n as usize;
     if n > max_total.saturating_add(1) {
