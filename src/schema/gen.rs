@@ -37,6 +37,22 @@ pub enum Target {
 
 type List = Rc<[ConjId]>;
 
+/// The member states after one more property/item: member `i` moves to its
+/// `nexts` state when it survives the value (bit `i` of `surv`), else drops
+/// out; `None` when an `Exact` target loses a member it needs.
+fn next_states<T: Copy>(len: usize, nexts: &[(usize, T)], surv: u64, target: &Target) -> Option<Vec<Option<T>>> {
+    let mut st = vec![None; len];
+    for &(i, n) in nexts {
+        if surv >> i & 1 == 1 {
+            st[i] = Some(n);
+        }
+    }
+    match target {
+        Target::Exact(t) if (0..len).any(|i| t >> i & 1 == 1 && st[i].is_none()) => None,
+        _ => Some(st),
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Top,
@@ -728,17 +744,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                 continue;
             }
             for (vnt, surv) in self.value_alts(list, &cands)? {
-                let mut st2: Vec<Option<(u32, u32)>> = vec![None; st.len()];
-                for &(i, n) in &nexts {
-                    if surv >> i & 1 == 1 {
-                        st2[i] = Some(n);
-                    }
-                }
-                if let Target::Exact(t) = target {
-                    if (0..st.len()).any(|i| t >> i & 1 == 1 && st2[i].is_none()) {
-                        continue;
-                    }
-                }
+                let Some(st2) = next_states(st.len(), &nexts, surv, target) else { continue };
                 let rest = self.nt(Key::Obj { list: list.clone(), st: st2, target: target.clone(), first: false })?;
                 let mut rhs = Vec::new();
                 if !first {
@@ -776,17 +782,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             return Ok(());
         }
         for (vnt, surv) in self.value_alts(list, &cands)? {
-            let mut st2: Vec<Option<u32>> = vec![None; st.len()];
-            for &(i, n) in &nexts {
-                if surv >> i & 1 == 1 {
-                    st2[i] = Some(n);
-                }
-            }
-            if let Target::Exact(t) = target {
-                if (0..st.len()).any(|i| t >> i & 1 == 1 && st2[i].is_none()) {
-                    continue;
-                }
-            }
+            let Some(st2) = next_states(st.len(), &nexts, surv, target) else { continue };
             let rest = self.nt(Key::Arr { list: list.clone(), st: st2, target: target.clone(), first: false })?;
             let mut rhs = Vec::new();
             if !first {
