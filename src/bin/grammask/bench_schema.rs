@@ -132,14 +132,7 @@ pub fn run(o: &Opts) -> Result<bool> {
                 worst = worst.max(us);
                 masks.push(us);
             }
-            allowed.clear();
-            for (w, &bits) in mask.iter().enumerate() {
-                let mut b = bits;
-                while b != 0 {
-                    allowed.push(w as u32 * 32 + b.trailing_zeros());
-                    b &= b - 1;
-                }
-            }
+            crate::common::allowed_ids(&mask, &mut allowed);
             let finishing = n * 2 > o.max_tokens;
             if m.is_accepting() && (finishing || rng.unit() < 0.2) {
                 done = true;

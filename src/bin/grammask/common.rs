@@ -114,3 +114,15 @@ impl Rng {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
+
+/// The token ids set in a mask (bit `id & 31` of word `id >> 5`), into `out`.
+pub fn allowed_ids(mask: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    for (w, &bits) in mask.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            out.push(w as u32 * 32 + b.trailing_zeros());
+            b &= b - 1;
+        }
+    }
+}

@@ -107,14 +107,7 @@ fn cmd_generate(
         let mut done = false;
         while n < max_tokens {
             m.fill_mask(&mut mask)?;
-            allowed.clear();
-            for (w, &bits) in mask.iter().enumerate() {
-                let mut b = bits;
-                while b != 0 {
-                    allowed.push(w as u32 * 32 + b.trailing_zeros());
-                    b &= b - 1;
-                }
-            }
+            crate::common::allowed_ids(&mask, &mut allowed);
             let eos_ok = m.is_accepting();
             let finishing = n >= finish_after;
             let pick = if eos_ok && (finishing || rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t))) {
