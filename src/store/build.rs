@@ -542,7 +542,7 @@ const SIG_HEADER: usize = 257;
 fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
-    if x == NO_TARGET || x == cx.newline || lx.is_winner(LexStateId(l), xt) {
+    if x == NO_TARGET || x == cx.newline || lx.may_win(LexStateId(l), xt) {
         return None;
     }
     let nc = lx.n_classes();
@@ -570,7 +570,7 @@ fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> 
             } else {
                 match lx.cont(s, b) {
                     Some(l2) if lx.can_complete(l2, xt) => {
-                        if lx.is_winner(l2, xt) {
+                        if lx.may_win(l2, xt) {
                             LOOP_EXIT
                         } else if let Some(&k) = index.get(&l2.0) {
                             k

@@ -14,7 +14,11 @@
 //! - verbose mode (`x` flag or a leading `(?x)`) is applied here: whitespace and
 //!   `#` comments outside sets are removed, so the output never needs `x`.
 //!
-//! Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`,
+//! A negative lookahead `(?!body)` whose body translates (no nested
+//! lookaround) is written in the lexer's marker encoding (see
+//! `lexer::table`, "One-character negative lookahead"): the lexer compiles
+//! it when it is exact and refuses it otherwise. Other lookaround (`(?=`,
+//! `(?<=`, `(?<!`, a `(?!` that does not translate) and backreferences (`\1`,
 //! `(?P=name)`) cannot be expressed; they are *reported* in
 //! [`Translated::unsupported`] (so the caller can list every offending terminal
 //! at once) rather than failing immediately. Anything else that cannot be
@@ -25,8 +29,12 @@
 pub(crate) struct Translated {
     /// regex-syntax dialect (meaningless when `unsupported` is non-empty).
     pub regex: String,
-    /// Constructs we cannot support, e.g. ``lookahead `(?!` ``.
+    /// Constructs we cannot support, e.g. ``lookahead `(?=` ``.
     pub unsupported: Vec<String>,
+    /// Negative lookaheads `(?!...)` written in the lexer's marker encoding
+    /// ([`crate::lexer::table::lookahead_regex`]); the lexer compiles the
+    /// exact forms and refuses the others.
+    pub lookaheads: usize,
 }
 
 /// Pushes `c` as a literal that is safe anywhere (inside or outside a set).
@@ -244,11 +252,120 @@ fn brace_quantifier(chars: &[char], i: usize) -> Option<(String, usize)> {
     Some((q, j + 1 - i))
 }
 
+/// The index of the `)` that closes a group whose content starts at
+/// `chars[i]` (escapes and character sets skipped), if any.
+fn group_end(chars: &[char], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '[' => {
+                i += 1;
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while i < chars.len() && chars[i] != ']' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some(i),
+            ')' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The pattern that follows a point inside a pattern, given the text after
+/// it: the rest of its own alternative (a `|` skips to the end of the
+/// enclosing group), then what follows each enclosing group.
+fn continuation(rest: &[char]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut skipping = false; // inside an alternative that is not taken
+    let mut skip_depth = 0usize;
+    while i < rest.len() {
+        let c = rest[i];
+        let start = i;
+        match c {
+            '\\' => i += 1,
+            '[' => {
+                i += 1;
+                if rest.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if rest.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while i < rest.len() && rest[i] != ']' {
+                    if rest[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i = (i + 1).min(rest.len());
+        let piece: String = rest[start..i].iter().collect();
+        if skipping {
+            match c {
+                '(' => skip_depth += 1,
+                ')' if skip_depth == 0 => skipping = false, // the enclosing group ends
+                ')' => skip_depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '(' => {
+                depth += 1;
+                out.push_str(&piece);
+            }
+            ')' if depth == 0 => {} // closes a group opened before the point
+            ')' => {
+                depth -= 1;
+                out.push_str(&piece);
+            }
+            '|' if depth == 0 => {
+                skipping = true;
+                skip_depth = 0;
+            }
+            _ => out.push_str(&piece),
+        }
+    }
+    out
+}
+
+/// Whether a Python pattern (without lookaround) can match the empty
+/// string, so that it never fails to match.
+fn always_matches(pattern: &str) -> bool {
+    let Ok(t) = translate(pattern, false) else { return false };
+    if !t.unsupported.is_empty() || t.lookaheads > 0 {
+        return false;
+    }
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(&t.regex)
+        .is_ok_and(|h| h.properties().minimum_len() == Some(0))
+}
+
 /// Lark's escaped-string idiom (common.lark's `ESCAPED_STRING`):
-/// `Q.*?(?<!\\)(\\\\)*?Q` with `Q` a quote character, the idiom at the end of
-/// the pattern (only group closings after the final `Q`) and no `s` flag:
-/// the lazy match ends at the first `Q` preceded by an even number of
-/// backslashes, which is exactly `Q(?:[^Q\\\n]|\\[^\n])*Q`. Returns the length
+/// `Q.*?(?<!\\)(\\\\)*?Q` with `Q` a quote character, no `s` flag, and after
+/// the final `Q` only pattern that can match the empty string (so it never
+/// fails, e.g. Lark's `STRING: _STRING "i"?`): the lazy match ends at the
+/// first `Q` preceded by an even number of backslashes, which is exactly
+/// `Q(?:[^Q\\\n]|\\[^\n])*Q`, and the rest matches after it as usual. Returns the length
 /// of `.*?(?<!\\)(\\\\)*?` when `chars[at..]` starts the idiom.
 fn escaped_string_idiom(chars: &[char], at: usize) -> Option<usize> {
     const IDIOM: &str = r".*?(?<!\\)(\\\\)*?";
@@ -260,7 +377,7 @@ fn escaped_string_idiom(chars: &[char], at: usize) -> Option<usize> {
     if !IDIOM.chars().zip(chars[at..].iter()).all(|(a, b)| a == *b) || chars.len() < at + n + 1 || chars[at + n] != q {
         return None;
     }
-    if !chars[at + n + 1..].iter().all(|&c| c == ')') {
+    if !always_matches(&continuation(&chars[at + n + 1..])) {
         return None;
     }
     let src: String = chars.iter().collect();
@@ -276,6 +393,7 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
     let chars: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len() + 8);
     let mut unsupported = Vec::new();
+    let mut lookaheads = 0;
     // Verbose mode of the enclosing groups (`(?x:...)` is scoped).
     let mut groups: Vec<bool> = Vec::new();
     let mut i = 0;
@@ -348,7 +466,20 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
             '(' if chars.get(i) == Some(&'?') => {
                 i += 1;
                 let rest = |k: usize, s: &str| s.chars().enumerate().all(|(n, c)| chars.get(k + n) == Some(&c));
-                if rest(i, "=") || rest(i, "!") {
+                let body = if rest(i, "!") { group_end(&chars, i + 1) } else { None };
+                let body = body.and_then(|end| {
+                    let text: String = chars[i + 1..end].iter().collect();
+                    let inner = translate(&text, verbose).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads == 0)?;
+                    crate::lexer::table::lookahead_regex(lookaheads, &inner.regex).map(|rx| (end, rx))
+                });
+                if let Some((end, rx)) = body {
+                    // One-character negative lookahead: the lexer decides
+                    // whether it compiles exactly (lexer::table).
+                    out.push_str(&rx);
+                    lookaheads += 1;
+                    i = end + 1;
+                    groups.pop();
+                } else if rest(i, "=") || rest(i, "!") {
                     unsupported.push(format!("lookahead `(?{}`", chars[i]));
                     i += 1;
                     out.push_str("(?:");
@@ -462,7 +593,7 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
             c => out.push(c),
         }
     }
-    Ok(Translated { regex: out, unsupported })
+    Ok(Translated { regex: out, unsupported, lookaheads })
 }
 
 /// Lark's `eval_escaping`: the text between the quotes or slashes of a
@@ -598,9 +729,30 @@ mod tests {
     }
 
     #[test]
+    fn escaped_string_idiom_with_a_suffix() {
+        let body = r#"(?:[^\"\\\n]|\\[^\n])*"#;
+        // Lark's lark.lark STRING: the idiom, then an optional flag.
+        let t = translate(r#"".*?(?<!\\)(\\\\)*?"(?:i)?"#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert_eq!(t.regex, format!(r#""{body}"(?:i)?"#));
+        // A suffix that can fail would make the lazy match go on: refused.
+        let t = translate(r#"".*?(?<!\\)(\\\\)*?"x"#, false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        assert_eq!(continuation(&"a|b)c?".chars().collect::<Vec<_>>()), "ac?");
+        assert_eq!(continuation(&"(?:x|y)z)|w".chars().collect::<Vec<_>>()), "(?:x|y)z");
+    }
+
+    #[test]
     fn unsupported_reported() {
+        // `(?!` is encoded for the lexer (which decides), the rest reported.
         let t = translate(r#""(?!"").*?(?<!\\)""#, false).unwrap();
-        assert_eq!(t.unsupported, vec!["lookahead `(?!`", "lookbehind `(?<!`"]);
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        assert_eq!(t.lookaheads, 1);
+        let t = translate(r"a(?=b)", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookahead `(?=`"]);
+        // A lookahead holding lookaround is reported, not encoded.
+        let t = translate(r"a(?!b(?!c))", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookahead `(?!`"]);
         let t = translate(r"(a)\1", false).unwrap();
         assert_eq!(t.unsupported, vec![r"backreference `\1`"]);
         let t = translate(r"(?P<x>a)(?P=x)", false).unwrap();
