@@ -116,7 +116,7 @@ fn cached(key: CacheKey, make: impl FnOnce() -> Result<Table>) -> Result<Rc<Tabl
 /// them occurs in UTF-8 text.
 pub(crate) const LOOKAHEAD_MARKERS: [u8; 9] = [0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF, 0xC0];
 /// Most lookaheads in one pattern.
-pub(crate) const MAX_LOOKAHEADS: usize = (LOOKAHEAD_MARKERS.len() - 1) / 2;
+pub const MAX_LOOKAHEADS: usize = (LOOKAHEAD_MARKERS.len() - 1) / 2;
 
 /// A set of bytes.
 pub(crate) type ByteSet = [u64; 4];

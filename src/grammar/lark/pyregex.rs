@@ -480,7 +480,12 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                     i = end + 1;
                     groups.pop();
                 } else if rest(i, "=") || rest(i, "!") {
-                    unsupported.push(format!("lookahead `(?{}`", chars[i]));
+                    let why = match chars[i] {
+                        '=' => "",
+                        _ if lookaheads >= crate::lexer::table::MAX_LOOKAHEADS => " (more than 4 in one terminal)",
+                        _ => " (with lookaround inside)",
+                    };
+                    unsupported.push(format!("lookahead `(?{}`{why}", chars[i]));
                     i += 1;
                     out.push_str("(?:");
                 } else if rest(i, "<=") || rest(i, "<!") {
@@ -752,7 +757,7 @@ mod tests {
         assert_eq!(t.unsupported, vec!["lookahead `(?=`"]);
         // A lookahead holding lookaround is reported, not encoded.
         let t = translate(r"a(?!b(?!c))", false).unwrap();
-        assert_eq!(t.unsupported, vec!["lookahead `(?!`"]);
+        assert_eq!(t.unsupported, vec!["lookahead `(?!` (with lookaround inside)"]);
         let t = translate(r"(a)\1", false).unwrap();
         assert_eq!(t.unsupported, vec![r"backreference `\1`"]);
         let t = translate(r"(?P<x>a)(?P=x)", false).unwrap();
