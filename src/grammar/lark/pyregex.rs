@@ -360,31 +360,93 @@ fn always_matches(pattern: &str) -> bool {
         .is_ok_and(|h| h.properties().minimum_len() == Some(0))
 }
 
-/// Lark's escaped-string idiom (common.lark's `ESCAPED_STRING`):
-/// `Q.*?(?<!\\)(\\\\)*?Q` with `Q` a quote character, no `s` flag, and after
-/// the final `Q` only pattern that can match the empty string (so it never
-/// fails, e.g. Lark's `STRING: _STRING "i"?`): the lazy match ends at the
-/// first `Q` preceded by an even number of backslashes, which is exactly
-/// `Q(?:[^Q\\\n]|\\[^\n])*Q`, and the rest matches after it as usual. Returns the length
-/// of `.*?(?<!\\)(\\\\)*?` when `chars[at..]` starts the idiom.
-fn escaped_string_idiom(chars: &[char], at: usize) -> Option<usize> {
+/// Whether `.` matches a newline in the whole pattern: `Some(true)` for a
+/// leading `(?s)` or a `(?..s..:...)` group around everything (Lark writes
+/// flags so), `Some(false)` without any `s` flag, `None` when an `s` flag
+/// covers only part of the pattern (or is switched off).
+fn dotall(chars: &[char]) -> Option<bool> {
+    let mut found = false;
+    let mut i = 0;
+    while i + 1 < chars.len() {
+        if chars[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if chars[i] == '(' && chars[i + 1] == '?' {
+            let mut j = i + 2;
+            while j < chars.len() && "aiLmsux-".contains(chars[j]) {
+                j += 1;
+            }
+            let flags: String = chars[i + 2..j].iter().collect();
+            if matches!(chars.get(j), Some(':') | Some(')')) && flags.contains('s') {
+                let whole = i == 0
+                    && !flags.split('-').nth(1).is_some_and(|neg| neg.contains('s'))
+                    && (chars[j] == ')' || group_end(chars, j + 1) == Some(chars.len() - 1));
+                if !whole {
+                    return None;
+                }
+                found = true;
+            }
+        }
+        i += 1;
+    }
+    Some(found)
+}
+
+/// Lark's escaped-string idioms, lazy matches that end at the first closing
+/// quote preceded by an even number of backslashes (`Q` is `"`, `'` or
+/// `` ` ``, not escaped; after the closing quote only pattern that can match
+/// the empty string, so it never fails and the lazy part never extends):
+/// - `Q.*?(?<!\\)(\\\\)*?Q` (common.lark's `ESCAPED_STRING`, lark.lark's
+///   `STRING: _STRING "i"?`) is exactly `Q(?:X)*Q`, where `X` is one
+///   character other than `Q` and `\`, or `\` and any character (`.`'s
+///   newline rule applies: without the `s` flag neither is a newline);
+/// - `Q(?!QQ).*?(?<!\\)(\\\\)*?Q` (Lark's python.lark `STRING`) is
+///   `Q(?:(?:X)+Q|Q(?!Q))`: the lookahead matters only for the empty string,
+///   which must not be followed by a third `Q` (a one-character lookahead
+///   the lexer compiles);
+/// - `QQQ.*?(?<!\\)(\\\\)*?QQQ` (python.lark's `LONG_STRING`) is
+///   `QQQ(?:X|QX|QQX)*QQQ`: the body holds no unescaped `QQQ`.
+///
+/// `at` is the index of the `.` after the opening quote(s) or of the `(` of
+/// the `(?!QQ)`; returns how many characters the translation covers from
+/// `at` on, the regex-syntax text, and whether it used a lookahead.
+fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, String, bool)> {
     const IDIOM: &str = r".*?(?<!\\)(\\\\)*?";
     let n = IDIOM.chars().count();
+    let starts = |k: usize, s: &str| s.chars().enumerate().all(|(m, c)| chars.get(k + m) == Some(&c));
+    let is_q = |c: char| matches!(c, '"' | '\'' | '`');
+    let unescaped = |k: usize| k == 0 || chars[k - 1] != '\\';
     let q = *chars.get(at.checked_sub(1)?)?;
-    if !matches!(q, '"' | '\'' | '`') || at >= 2 && chars[at - 2] == '\\' {
+    if !is_q(q) || !(starts(at, IDIOM) || starts(at, "(?!")) {
         return None;
     }
-    if !IDIOM.chars().zip(chars[at..].iter()).all(|(a, b)| a == *b) || chars.len() < at + n + 1 || chars[at + n] != q {
-        return None;
+    let dot = dotall(chars)?;
+    let mut ql = String::new();
+    push_literal(&mut ql, q);
+    let x = if dot { format!(r"(?:[^{ql}\\]|\\[\s\S])") } else { format!(r"(?:[^{ql}\\\n]|\\[^\n])") };
+    let nullable_after = |k: usize| always_matches(&continuation(&chars[k.min(chars.len())..]));
+    match chars[at] {
+        '.' if at >= 3 && chars[at - 2] == q && chars[at - 3] == q && unescaped(at - 3) => {
+            let close = at + n;
+            let qqq: String = std::iter::repeat_n(q, 3).collect();
+            (starts(at, IDIOM) && starts(close, &qqq) && nullable_after(close + 3))
+                .then(|| (n, format!("(?:{x}|{ql}{x}|{ql}{ql}{x})*"), false))
+        }
+        '.' if unescaped(at - 1) => {
+            (starts(at, IDIOM) && chars.get(at + n) == Some(&q) && nullable_after(at + n + 1)).then(|| (n, format!("{x}*"), false))
+        }
+        '(' if unescaped(at - 1) => {
+            let la: String = format!("(?!{q}{q})");
+            let p = at + la.chars().count();
+            if !(starts(at, &la) && starts(p, IDIOM) && chars.get(p + n) == Some(&q) && nullable_after(p + n + 1)) {
+                return None;
+            }
+            let guard = crate::lexer::table::lookahead_regex(lookaheads, &ql)?;
+            Some((p + n + 1 - at, format!("(?:{x}+{ql}|{ql}{guard})"), true))
+        }
+        _ => None,
     }
-    if !always_matches(&continuation(&chars[at + n + 1..])) {
-        return None;
-    }
-    let src: String = chars.iter().collect();
-    if src.contains("(?s") {
-        return None;
-    }
-    Some(n)
 }
 
 /// Translates a Python regex (the text between the slashes, Lark escapes
@@ -400,18 +462,16 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
     while i < chars.len() {
         let c = chars[i];
         i += 1;
-        if c == '(' && !(chars.get(i) == Some(&'?') && chars.get(i + 1) == Some(&'#')) {
-            groups.push(verbose);
-        }
-        if c == '.' {
-            if let Some(n) = escaped_string_idiom(&chars, i - 1) {
-                let q = chars[i - 2];
-                out.push_str("(?:[^");
-                push_literal(&mut out, q);
-                out.push_str("\\\\\\n]|\\\\[^\\n])*");
+        if c == '.' || c == '(' {
+            if let Some((n, emit, used)) = string_idiom(&chars, i - 1, lookaheads) {
+                out.push_str(&emit);
+                lookaheads += used as usize;
                 i += n - 1;
                 continue;
             }
+        }
+        if c == '(' && !(chars.get(i) == Some(&'?') && chars.get(i + 1) == Some(&'#')) {
+            groups.push(verbose);
         }
         match c {
             '\\' => {
@@ -742,6 +802,17 @@ mod tests {
         assert_eq!(t.regex, format!(r#""{body}"(?:i)?"#));
         // A suffix that can fail would make the lazy match go on: refused.
         let t = translate(r#"".*?(?<!\\)(\\\\)*?"x"#, false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        // Lark's python.lark STRING: the empty string keeps a one-character lookahead.
+        let t = translate(r#"([ubf]?r?|r[ubf])("(?!"").*?(?<!\\)(\\\\)*?"|'(?!'').*?(?<!\\)(\\\\)*?')"#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert_eq!(t.lookaheads, 2);
+        // LONG_STRING, with Lark's flag group: `.` matches newlines.
+        let t = translate(r#"(?is:([ubf]?r?|r[ubf])(""".*?(?<!\\)(\\\\)*?"""|'''.*?(?<!\\)(\\\\)*?'''))"#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert!(t.regex.contains(r#""""(?:(?:[^\"\\]|\\[\s\S])|\"(?:[^\"\\]|\\[\s\S])|"#), "{}", t.regex);
+        // An `s` flag over part of the pattern: not the idiom.
+        let t = translate(r#"(?s:a)".*?(?<!\\)(\\\\)*?""#, false).unwrap();
         assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
         assert_eq!(continuation(&"a|b)c?".chars().collect::<Vec<_>>()), "ac?");
         assert_eq!(continuation(&"(?:x|y)z)|w".chars().collect::<Vec<_>>()), "(?:x|y)z");
