@@ -329,6 +329,28 @@ fn json_tails(s: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
+/// One-character negative lookaheads (Lark's `(?!...)`) under a lexer mode
+/// (`no_patch`: contextual, Lark's default): `?` is OP only if no letter
+/// follows (else RULE); WORD may not be followed by a digit (Python
+/// backtracks to a shorter WORD). Every partial item needs one of `;` `.`
+/// `!`: B = 1 (+1).
+fn lookahead_spec(name: &'static str, patch: fn(&mut Cfg)) -> Spec {
+    Spec {
+        name,
+        patch,
+        lark: LOOKAHEAD_LARK,
+        alpha: b"?ab1+.;! ",
+        compl: b".;!",
+        bound: |_| 2,
+        tails: no_tail,
+        extra: &["?a", "ab1", "a.", "?+", "1!"],
+        synthetic: false,
+        max_len: 10,
+        walks: 40,
+        strings: 40,
+    }
+}
+
 fn specs() -> Vec<Spec> {
     vec![
         // Keyword vs NAME, maximal munch. Any viable string ends after `;`
@@ -696,60 +718,9 @@ W: /[a-z]+/
             walks: 60,
             strings: 60,
         },
-        // One-character negative lookaheads (Lark's `(?!...)`), contextual lexing (Lark's default): `?`
-        // is OP only if no letter follows (else RULE); WORD may not be
-        // followed by a digit (Python backtracks to a shorter WORD). Every
-        // partial item needs one of `;` `.` `!`: B = 1 (+1).
-        Spec {
-            name: "lookahead",
-            patch: no_patch,
-            lark: LOOKAHEAD_LARK,
-            alpha: b"?ab1+.;! ",
-            compl: b".;!",
-            bound: |_| 2,
-            tails: no_tail,
-            extra: &["?a", "ab1", "a.", "?+", "1!"],
-            synthetic: false,
-            max_len: 10,
-            walks: 40,
-            strings: 40,
-        },
-        // One-character negative lookaheads (Lark's `(?!...)`), Lark's basic lexer: `?`
-        // is OP only if no letter follows (else RULE); WORD may not be
-        // followed by a digit (Python backtracks to a shorter WORD). Every
-        // partial item needs one of `;` `.` `!`: B = 1 (+1).
-        Spec {
-            name: "lookahead_basic",
-            patch: basic,
-            lark: LOOKAHEAD_LARK,
-            alpha: b"?ab1+.;! ",
-            compl: b".;!",
-            bound: |_| 2,
-            tails: no_tail,
-            extra: &["?a", "ab1", "a.", "?+", "1!"],
-            synthetic: false,
-            max_len: 10,
-            walks: 40,
-            strings: 40,
-        },
-        // One-character negative lookaheads (Lark's `(?!...)`), global maximal munch: `?`
-        // is OP only if no letter follows (else RULE); WORD may not be
-        // followed by a digit (Python backtracks to a shorter WORD). Every
-        // partial item needs one of `;` `.` `!`: B = 1 (+1).
-        Spec {
-            name: "lookahead_longest",
-            patch: longest,
-            lark: LOOKAHEAD_LARK,
-            alpha: b"?ab1+.;! ",
-            compl: b".;!",
-            bound: |_| 2,
-            tails: no_tail,
-            extra: &["?a", "ab1", "a.", "?+", "1!"],
-            synthetic: false,
-            max_len: 10,
-            walks: 40,
-            strings: 40,
-        },
+        lookahead_spec("lookahead", no_patch),
+        lookahead_spec("lookahead_basic", basic),
+        lookahead_spec("lookahead_longest", longest),
         // The real json.lark under contextual lexing (same language).
         Spec {
             name: "json_contextual",

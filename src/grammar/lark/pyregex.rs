@@ -252,34 +252,44 @@ fn brace_quantifier(chars: &[char], i: usize) -> Option<(String, usize)> {
     Some((q, j + 1 - i))
 }
 
+/// The index just past the atom at `chars[i]` when it is an escape (`\x`)
+/// or a character set (`[...]`, Python's rules for a leading `^` and `]`);
+/// `i + 1` otherwise.
+fn atom_end(chars: &[char], mut i: usize) -> usize {
+    match chars[i] {
+        '\\' => i += 1,
+        '[' => {
+            i += 1;
+            if chars.get(i) == Some(&'^') {
+                i += 1;
+            }
+            if chars.get(i) == Some(&']') {
+                i += 1;
+            }
+            while i < chars.len() && chars[i] != ']' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+        }
+        _ => {}
+    }
+    (i + 1).min(chars.len())
+}
+
 /// The index of the `)` that closes a group whose content starts at
 /// `chars[i]` (escapes and character sets skipped), if any.
 fn group_end(chars: &[char], mut i: usize) -> Option<usize> {
     let mut depth = 0usize;
     while i < chars.len() {
         match chars[i] {
-            '\\' => i += 1,
-            '[' => {
-                i += 1;
-                if chars.get(i) == Some(&'^') {
-                    i += 1;
-                }
-                if chars.get(i) == Some(&']') {
-                    i += 1;
-                }
-                while i < chars.len() && chars[i] != ']' {
-                    if chars[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
             '(' => depth += 1,
             ')' if depth == 0 => return Some(i),
             ')' => depth -= 1,
             _ => {}
         }
-        i += 1;
+        i = atom_end(chars, i);
     }
     None
 }
@@ -296,26 +306,7 @@ fn continuation(rest: &[char]) -> String {
     while i < rest.len() {
         let c = rest[i];
         let start = i;
-        match c {
-            '\\' => i += 1,
-            '[' => {
-                i += 1;
-                if rest.get(i) == Some(&'^') {
-                    i += 1;
-                }
-                if rest.get(i) == Some(&']') {
-                    i += 1;
-                }
-                while i < rest.len() && rest[i] != ']' {
-                    if rest[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
-        i = (i + 1).min(rest.len());
+        i = atom_end(rest, i);
         let piece: String = rest[start..i].iter().collect();
         if skipping {
             match c {
