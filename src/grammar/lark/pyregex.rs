@@ -384,6 +384,48 @@ fn dotall(chars: &[char]) -> Option<bool> {
     Some(found)
 }
 
+/// A lookbehind `(?<!C)` / `(?<=C)` at `chars[at]` (the `(`) right after a
+/// literal character `c` of the pattern (a quote or an ASCII letter or
+/// digit, not escaped, so the text before the lookbehind ends with exactly
+/// `c`), where `C` is one character or a class: it always holds or always
+/// fails, whatever the text (syncode's `"""(?<!\\)`). Returns the index of
+/// the closing `)` and whether it holds; `None` for any other lookbehind.
+fn settled_lookbehind(chars: &[char], at: usize) -> Option<(usize, bool)> {
+    let negative = match (chars.get(at + 1), chars.get(at + 2), chars.get(at + 3)) {
+        (Some('?'), Some('<'), Some('!')) => true,
+        (Some('?'), Some('<'), Some('=')) => false,
+        _ => return None,
+    };
+    let c = *chars.get(at.checked_sub(1)?)?;
+    if !(matches!(c, '"' | '\'' | '`') || c.is_ascii_alphanumeric()) || at >= 2 && chars[at - 2] == '\\' {
+        return None;
+    }
+    let end = group_end(chars, at + 4)?;
+    let body: String = chars[at + 4..end].iter().collect();
+    let t = translate(&body, false).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads == 0)?;
+    // One character, with or without the case-insensitive flag (both must agree).
+    let member = |re: &str| -> Option<bool> {
+        let hir = regex_syntax::ParserBuilder::new().build().parse(re).ok()?;
+        let one = matches!(hir.kind(), regex_syntax::hir::HirKind::Class(_))
+            || matches!(hir.kind(), regex_syntax::hir::HirKind::Literal(l) if std::str::from_utf8(&l.0).is_ok_and(|s| s.chars().count() == 1));
+        if !one {
+            return None;
+        }
+        let mut buf = [0u8; 4];
+        let text = c.encode_utf8(&mut buf);
+        Some(match hir.kind() {
+            regex_syntax::hir::HirKind::Literal(l) => l.0.as_ref() == text.as_bytes(),
+            regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(u)) => u.ranges().iter().any(|r| r.start() <= c && c <= r.end()),
+            regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Bytes(b)) => {
+                c.is_ascii() && b.ranges().iter().any(|r| r.start() <= c as u8 && c as u8 <= r.end())
+            }
+            _ => return None,
+        })
+    };
+    let (plain, folded) = (member(&t.regex)?, member(&format!("(?i:{})", t.regex))?);
+    (plain == folded).then_some((end, plain != negative))
+}
+
 /// Lark's escaped-string idioms, lazy matches that end at the first closing
 /// quote preceded by an even number of backslashes (`Q` is `"`, `'` or
 /// `` ` ``, not escaped; after the closing quote only pattern that can match
@@ -430,11 +472,22 @@ fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, 
         '(' if unescaped(at - 1) => {
             let la: String = format!("(?!{q}{q})");
             let p = at + la.chars().count();
-            if !(starts(at, &la) && starts(p, IDIOM) && chars.get(p + n) == Some(&q) && nullable_after(p + n + 1)) {
+            if !starts(at, &la) {
+                return None;
+            }
+            // With the backslash idiom, or a plain lazy `.*?` to the first `Q`.
+            let (len, body) = if starts(p, IDIOM) {
+                (n, x)
+            } else if starts(p, ".*?") {
+                (3, if dot { format!("[^{ql}]") } else { format!(r"[^{ql}\n]") })
+            } else {
+                return None;
+            };
+            if !(chars.get(p + len) == Some(&q) && nullable_after(p + len + 1)) {
                 return None;
             }
             let guard = crate::lexer::table::lookahead_regex(lookaheads, &ql)?;
-            Some((p + n + 1 - at, format!("(?:{x}+{ql}|{ql}{guard})"), true))
+            Some((p + len + 1 - at, format!("(?:{body}+{ql}|{ql}{guard})"), true))
         }
         _ => None,
     }
@@ -539,6 +592,14 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                     unsupported.push(format!("lookahead `(?{}`{why}", chars[i]));
                     i += 1;
                     out.push_str("(?:");
+                } else if let Some((end, holds)) = settled_lookbehind(&chars, i - 2) {
+                    // A lookbehind on the literal character just before it:
+                    // always true (dropped) or always false (never matches).
+                    if !holds {
+                        out.push_str(r"[^\s\S]");
+                    }
+                    i = end + 1;
+                    groups.pop();
                 } else if rest(i, "<=") || rest(i, "<!") {
                     unsupported.push(format!("lookbehind `(?<{}`", chars[i + 1]));
                     i += 2;
@@ -805,6 +866,21 @@ mod tests {
         // An `s` flag over part of the pattern: not the idiom.
         let t = translate(r#"(?s:a)".*?(?<!\\)(\\\\)*?""#, false).unwrap();
         assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        // A lookbehind on the literal character just before it is settled.
+        let t = translate(r#""""(?<!\\).*?""""#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert_eq!(t.regex, r#""""(?:.*?)""""#.replace("(?:.*?)", ".*?"));
+        let t = translate(r"a\\(?<!\\)b", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        let t = translate(r"x(?<=[a-z])y", false).unwrap();
+        assert_eq!((t.regex.as_str(), t.unsupported.len()), ("xy", 0));
+        let t = translate(r"x(?<![a-z])y", false).unwrap();
+        assert_eq!(t.regex, r"x[^\s\S]y");
+        let t = translate(r"x+(?<!x)", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        // syncode's STRING: `(?!QQ)` then a plain lazy `.*?` to the quote.
+        let t = translate(r#"(?is:[ubf]?r?("(?!"").*?"|'(?!'').*?'))"#, false).unwrap();
+        assert!(t.unsupported.is_empty() && t.lookaheads == 2, "{t:?}");
         assert_eq!(continuation(&"a|b)c?".chars().collect::<Vec<_>>()), "ac?");
         assert_eq!(continuation(&"(?:x|y)z)|w".chars().collect::<Vec<_>>()), "(?:x|y)z");
     }
