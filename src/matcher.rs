@@ -267,7 +267,11 @@ impl Matcher {
             let class = if !has_ctx {
                 None
             } else {
-                base.context().and_then(|(below, top, mode)| t.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
+                // After a newline that dedents, the context after the DEDENTs
+                // decides the entries that start with a real terminal.
+                base.context()
+                    .or_else(|| base.dedent_context(g))
+                    .and_then(|(below, top, mode)| t.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
             };
             levels.clear();
             levels.push(base);
@@ -319,6 +323,7 @@ impl Matcher {
                                 let y = if g.events.is_event(seq[k - 1]) { newline } else { seq[k - 1] };
                                 level_class[k] = levels[k]
                                     .context()
+                                    .or_else(|| if y == newline { levels[k].dedent_context(g) } else { None })
                                     .and_then(|(b, top, mode)| t.ctx.class_of(b, top, mode, y))
                                     .unwrap_or(NONE);
                             }

@@ -503,6 +503,38 @@ impl<'a> IncCursor<'a> {
         }
     }
 
+    /// Where [`context`](Self::context) is `None` because the next real
+    /// terminal would dedent: the context after those DEDENTs, `(state below
+    /// the top, top state entered by DEDENT, MODE_PENDING_SAME)`. The layout
+    /// then feeds a real terminal straight to the parser, as in any
+    /// `MODE_PENDING_SAME` context, so sequences that start with a real
+    /// terminal have the same verdicts from here as from that context.
+    /// `None` when not dedenting, when the dedent is inconsistent, or when
+    /// the LR parser rejects a DEDENT.
+    pub fn dedent_context(&self, g: &Grammar) -> Option<(u32, u32, u32)> {
+        let r = g.indent.as_ref()?;
+        if !self.pending || self.depth > 0 {
+            return None;
+        }
+        let n = self.stack_len();
+        if self.col >= self.stack_at(n - 1).0 {
+            return None;
+        }
+        let Some(Layout::Feed { indent: false, dedents, feed: true }) =
+            layout_of(r, g.events, r.dedent, self.depth, self.pending, self.col, self.alt, n, |i| self.stack_at(i))
+        else {
+            return None;
+        };
+        let mut lr = self.lr.clone();
+        for _ in 0..dedents {
+            if !lr.feed(&g.tables, TerminalId(r.dedent)) {
+                return None;
+            }
+        }
+        let (b, t) = lr.top2()?;
+        Some((b, t, MODE_PENDING_SAME))
+    }
+
     /// Feed one lexer-level symbol. False if it is rejected (the cursor is
     /// then unusable).
     #[inline]
