@@ -369,6 +369,22 @@ impl LrCursor<'_> {
     pub fn top(&self) -> u32 {
         self.sim.top
     }
+
+    /// The depth (counted from the bottom, 1 = bottom node) of the lowest
+    /// node of the persistent stack this cursor has read so far; with
+    /// `top2`, also counting what [`LrCursor::top2`] reads (0: it read that
+    /// the bottom has no parent). Everything the cursor did depends only on
+    /// the stack's nodes from the top down to that one (and, when it is 1 or
+    /// less, on where the bottom is).
+    #[inline]
+    pub fn low(&self, top2: bool) -> usize {
+        let d = self.sim.base.depth();
+        if top2 && self.sim.n == 0 && self.sim.spill.is_empty() {
+            d - 1
+        } else {
+            d
+        }
+    }
 }
 
 /// An incremental LR parser. `Clone` is O(1) and shares the stack.
