@@ -105,10 +105,12 @@ struct State {
 pub struct MatcherOptions {
     /// How many committed tokens [`Matcher::rollback`] can undo (default 64).
     pub max_rollback: usize,
-    /// How many expensive masks the matcher keeps, keyed by its whole state
-    /// (default 32: at most 32 masks of `mask_words` words; 0: none). A state
-    /// that comes back (the start of a statement at the same nesting, the
-    /// next item of a list) then costs a copy.
+    /// How many expensive masks the matcher keeps, keyed by the part of its
+    /// state the mask computation read (configurations, indentation state,
+    /// the LR stack down to the deepest node reached; default 32: at most 32
+    /// masks of `mask_words` words; 0: none). A state that comes back (the
+    /// start of a statement at the same nesting, the next item of a list,
+    /// the same construct deeper in the file) then costs a copy.
     pub mask_cache: usize,
     /// A mask goes through the cache only when its configurations' positions
     /// have at least this many store entries between them (default 512:
