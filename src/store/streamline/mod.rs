@@ -430,15 +430,25 @@ fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, opts: &Streamline
 pub(crate) fn merge(list: &mut Entries) {
     list.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out: Entries = Vec::with_capacity(list.len());
+    // Equal sequences are adjacent: concatenate their token lists, then sort
+    // each merged list once (not once per merged entry).
+    let mut merged = Vec::new(); // indices into `out` that took more than one list
     for (s, toks) in list.drain(..) {
+        let n = out.len();
         match out.last_mut() {
             Some((ls, lt)) if *ls == s => {
+                if merged.last() != Some(&(n - 1)) {
+                    merged.push(n - 1);
+                }
                 lt.extend_from_slice(&toks);
-                lt.sort_unstable();
-                lt.dedup();
             }
             _ => out.push((s, toks)),
         }
+    }
+    for i in merged {
+        let lt = &mut out[i].1;
+        lt.sort_unstable();
+        lt.dedup();
     }
     *list = out;
 }
