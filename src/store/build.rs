@@ -325,7 +325,7 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
     };
     let mut entries: Vec<Entries> = vec![Vec::new(); nq];
     let mut transitions = 0u64;
-    let threads = walk_threads();
+    let threads = super::par::threads();
     if threads <= 1 {
         let (n, last, report) = (std::cell::Cell::new(0usize), std::cell::Cell::new(Instant::now()), RefCell::new(progress));
         let (out, t) = walk_some(&mut (0..nq), &|| {
@@ -349,22 +349,6 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
 /// The positions' walk over some positions: (position, entries) and the
 /// token transitions taken; `done` after each position.
 type WalkSome<'a> = dyn Fn(&mut dyn Iterator<Item = usize>, &dyn Fn()) -> (Vec<(usize, Entries)>, u64) + Sync + 'a;
-
-/// Threads for the token walk: `GRAMMASK_THREADS` if set, else the
-/// machine's parallelism (at most 8); 1 in wasm.
-fn walk_threads() -> usize {
-    #[cfg(target_arch = "wasm32")]
-    {
-        1
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        match std::env::var("GRAMMASK_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
-            Some(n) => n.clamp(1, 64),
-            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-        }
-    }
-}
 
 #[cfg(target_arch = "wasm32")]
 fn walk_parallel(_: usize, _: usize, _: &WalkSome<'_>, _: &mut [Entries], _: &mut u64, _: &mut dyn FnMut(&str)) {

@@ -21,6 +21,8 @@ pub mod build;
 pub mod wire;
 #[cfg(feature = "compiler")]
 pub mod streamline;
+#[cfg(feature = "compiler")]
+pub(crate) mod par;
 
 use crate::lexer::Lexer;
 use crate::parser::indent::Grammar;

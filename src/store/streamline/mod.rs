@@ -80,7 +80,6 @@ fn context_verdicts(
     };
     // A sequence that follows a pending newline: a real terminal first.
     let after_nl = |s: &[u32]| s.first().is_some_and(|&y| clean_target(y)) && eligible(s);
-    let lr = lr::LrProver::new(&grammar.tables, 16);
     let bracket: Vec<i8> = grammar.indent.as_ref().map_or(Vec::new(), |r| r.bracket.clone());
     let indent = grammar.indent.as_ref().map_or(u32::MAX, |r| r.indent);
     let dedent = grammar.indent.as_ref().map(|r| r.dedent);
@@ -123,9 +122,18 @@ fn context_verdicts(
     // Per target: per sequence (in `out.seqs` order), the fraction of its
     // contexts that must check it.
     let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::new();
-    for (x, mut seqs) in per_x {
+    let mut per_x: Vec<(u32, Vec<Vec<u32>>)> = per_x.into_iter().collect();
+    for (_, seqs) in per_x.iter_mut() {
         seqs.sort_unstable();
         seqs.dedup();
+    }
+    // The targets are independent: their verdict rows are computed in
+    // parallel (natively), each thread with its own LR prover, then numbered
+    // into classes in target order.
+    let tables = &grammar.tables;
+    let per_x = &per_x;
+    let rows_of = |lr: &mut lr::LrProver, i: usize| -> Option<Vec<(u32, u32, Vec<u8>)>> {
+        let (x, seqs) = (per_x[i].0, &per_x[i].1);
         // After a newline the layout is pending: only the modes where the
         // next terminal keeps the block or opens one are decided here.
         let modes: &[u32] = if x == newline { &[MODE_PENDING_SAME, MODE_PENDING_INDENT] } else { modes };
@@ -146,10 +154,8 @@ fn context_verdicts(
             );
         }
         if seqs.is_empty() || ctxs.is_empty() {
-            continue;
+            return None;
         }
-        let mut rows: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut checks = vec![0u32; seqs.len()];
         // For a sequence ending with the newline: (net bracket delta, lowest
         // running delta) of the part before it, which decide whether the
         // layout feeds that newline to the parser (per sequence, not per context).
@@ -164,6 +170,7 @@ fn context_verdicts(
                 })
             })
             .collect();
+        let mut rows = Vec::with_capacity(ctxs.len());
         for &(s0, t, mode) in &ctxs {
             let inb = mode == MODE_IN_BRACKETS;
             // The verdict of `s` for the LR parser: INDENT first when pending deeper.
@@ -199,19 +206,30 @@ fn context_verdicts(
                     }) as u8
                 })
                 .collect();
+            rows.push((s0, 4 * t + mode, row));
+        }
+        lr.clear_memo();
+        Some(rows)
+    };
+    let all_rows = super::par::map(per_x.len(), || lr::LrProver::new(tables, 16), rows_of);
+    for ((x, seqs), rows_x) in per_x.iter().zip(all_rows) {
+        let Some(rows_x) = rows_x else { continue };
+        let n_ctx = rows_x.len();
+        let mut classes: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut checks = vec![0u32; seqs.len()];
+        for (s0, key, row) in rows_x {
             for (c, &v) in checks.iter_mut().zip(&row) {
                 *c += (v as u32 == VERDICT_CHECK) as u32;
             }
             let next = out.classes.len() as u32;
-            let k = *rows.entry(row.clone()).or_insert_with(|| {
-                out.classes.push((x, row));
+            let k = *classes.entry(row.clone()).or_insert_with(|| {
+                out.classes.push((*x, row));
                 next
             });
-            out.contexts.push((s0, 4 * t + mode, k));
+            out.contexts.push((s0, key, k));
         }
-        lr.clear_memo();
-        check_frac.insert(x, checks.iter().map(|&c| c as f64 / ctxs.len() as f64).collect());
-        out.seqs.insert(x, seqs.into_iter().enumerate().map(|(i, s)| (s, i as u32)).collect());
+        check_frac.insert(*x, checks.iter().map(|&c| c as f64 / n_ctx as f64).collect());
+        out.seqs.insert(*x, seqs.iter().cloned().enumerate().map(|(i, s)| (s, i as u32)).collect());
     }
     out.contexts.sort_unstable();
     let mut expected = 0f64;
@@ -313,7 +331,8 @@ pub fn streamline(
     millis.push(("2 successor graph".into(), t.elapsed().as_millis() as u64));
 
     // Steps 3 and 4: always/never legal, first with pair facts, then whole sequences.
-    let mut cache: HashMap<(u32, u32, Vec<u32>), Verdict> = HashMap::new();
+    // Verdicts by (target, step), then sequence (looked up without a copy).
+    let mut cache: HashMap<(u32, u32), HashMap<Vec<u32>, Verdict>> = HashMap::new();
     for step in [3, 4] {
         let t = crate::time::Instant::now();
         for (q, list) in entries.iter_mut().enumerate() {
@@ -334,10 +353,15 @@ pub fn streamline(
                     }
                     continue;
                 }
-                let v = cache
-                    .entry((x, step, s.clone()))
-                    .or_insert_with(|| verdict(&an, x, &terms(&s), step, opts))
-                    .clone();
+                let by_seq = cache.entry((x, step)).or_default();
+                let v = match by_seq.get(s.as_slice()) {
+                    Some(v) => v.clone(),
+                    None => {
+                        let v = verdict(&an, x, &terms(&s), step, opts);
+                        by_seq.insert(s.clone(), v.clone());
+                        v
+                    }
+                };
                 match v {
                     Verdict::Never => changed = true,
                     Verdict::Always => {
