@@ -18,6 +18,7 @@ ESC_RAW = r'\\(?:\r\n|[^\x00])'
 ESC_BYTES = r'\\(?:\r\n|[\x01-wyz{-\x7f]|x[0-9a-fA-F]{2})'
 ESC_RAW_BYTES = r'\\(?:\r\n|[\x01-\x7f])'
 STR_PREFIX, STR_RAW_PREFIX = '[uUfF]?', '(?:[rR]|[fF][rR]|[rR][fF])'
+F_RAW_PREFIX = '(?:[fF][rR]|[rR][fF])'
 BYTES_PREFIX, BYTES_RAW_PREFIX = '[bB]', '(?:[bB][rR]|[rR][bB])'
 ANY_PREFIX = '(?:[uUfFrRbB]|[fF][rR]|[rR][fF]|[bB][rR]|[rR][bB])?'
 
@@ -43,13 +44,32 @@ def triple(q, ascii_only, esc):
     return triple_body(q, ascii_only, esc) + q * 3
 
 
+def f_one_line(q, _ascii_only, esc):
+    """A one-line f-string body: before the first replacement field, `{` and `}`
+    only doubled (`{{`, `}}`) and escapes that do not take a brace (a backslash
+    before a brace stands alone); then optionally a field: `{`, spaces, a first
+    character that can start an expression (not `} ! : = #`, a space or a
+    backslash; `{` only after a space), anything without `}`, `}`; after it
+    anything (not checked)."""
+    plain = '[^' + q + r'\\\r\n\x00'
+    no_brace = esc.replace(r'[^\x00', r'[^\x00{}', 1)
+    assert no_brace != esc
+    pre = '(?:' + plain + r'{}]|\{\{|\}\}|' + no_brace + r'|\\\{\{|\\\}\})*'
+    first = plain + r'{}!:=# \t\f]'
+    inner = '(?:' + plain + '}]|' + esc + ')*'
+    field = r'\\?\{(?:[ \t\f]*' + first + r'|[ \t\f]+\{)' + inner + r'\\?\}'
+    rest = '(?:' + plain + ']|' + esc + ')*'
+    return q + pre + '(?:' + field + rest + ')?' + q
+
+
 def quotes(f, ascii_only, esc):
     return '(?:' + f('"', ascii_only, esc) + '|' + f("'", ascii_only, esc) + ')'
 
 
 def terminals(number):
     return {
-        'STRING': f'{STR_RAW_PREFIX}{quotes(one_line, False, ESC_RAW)}|{STR_PREFIX}{quotes(one_line, False, ESC_STR)}',
+        'STRING': f'[rR]{quotes(one_line, False, ESC_RAW)}|[uU]?{quotes(one_line, False, ESC_STR)}'
+                  f'|{F_RAW_PREFIX}{quotes(f_one_line, False, ESC_RAW)}|[fF]{quotes(f_one_line, False, ESC_STR)}',
         'LONG_STRING': f'{STR_RAW_PREFIX}{quotes(triple, False, ESC_RAW)}|{STR_PREFIX}{quotes(triple, False, ESC_STR)}',
         'BYTES': f'{BYTES_RAW_PREFIX}{quotes(one_line, True, ESC_RAW_BYTES)}|{BYTES_PREFIX}{quotes(one_line, True, ESC_BYTES)}',
         'LONG_BYTES': f'{BYTES_RAW_PREFIX}{quotes(triple, True, ESC_RAW_BYTES)}|{BYTES_PREFIX}{quotes(triple, True, ESC_BYTES)}',
