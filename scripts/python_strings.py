@@ -62,6 +62,26 @@ def f_one_line(q, _ascii_only, esc):
     return q + pre + '(?:' + field + rest + ')?' + q
 
 
+def f_triple(q, _ascii_only, esc):
+    """A triple-quoted f-string body, checked as `f_one_line` (a run of one or two
+    quotes may precede any other unit; the expression of the first field may
+    start with a quote)."""
+    quotes_ = '(?:' + q + q + '?)?'
+    plain = '[^' + q + r'\\\x00'
+    ws = r'[ \t\f\r\n]'
+    no_brace = esc.replace(r'[^\x00', r'[^\x00{}', 1)
+    assert no_brace != esc
+    pre = '(?:' + quotes_ + '(?:' + plain + r'{}]|\{\{|\}\}|' + no_brace + r'|\\\{\{|\\\}\}))*'
+    first = plain + r'{}!:=# \t\f\r\n]'
+    inner_u = '(?:' + plain + '}]|' + esc + ')'
+    open_ = quotes_ + r'\\?\{'
+    close = quotes_ + r'\\?\}'
+    field = (open_ + '(?:(?:' + ws + '*' + first + '|' + ws + r'+\{|' + ws + '*' + q + q + '?' + inner_u + ')'
+             + '(?:' + quotes_ + inner_u + ')*' + close + '|' + ws + '*' + q + q + r'?\\?\})')
+    rest = '(?:' + quotes_ + '(?:' + plain + ']|' + esc + '))*'
+    return q * 3 + pre + '(?:' + field + rest + ')?' + q * 3
+
+
 def quotes(f, ascii_only, esc):
     return '(?:' + f('"', ascii_only, esc) + '|' + f("'", ascii_only, esc) + ')'
 
@@ -70,7 +90,8 @@ def terminals(number):
     return {
         'STRING': f'[rR]{quotes(one_line, False, ESC_RAW)}|[uU]?{quotes(one_line, False, ESC_STR)}'
                   f'|{F_RAW_PREFIX}{quotes(f_one_line, False, ESC_RAW)}|[fF]{quotes(f_one_line, False, ESC_STR)}',
-        'LONG_STRING': f'{STR_RAW_PREFIX}{quotes(triple, False, ESC_RAW)}|{STR_PREFIX}{quotes(triple, False, ESC_STR)}',
+        'LONG_STRING': f'[rR]{quotes(triple, False, ESC_RAW)}|[uU]?{quotes(triple, False, ESC_STR)}'
+                       f'|{F_RAW_PREFIX}{quotes(f_triple, False, ESC_RAW)}|[fF]{quotes(f_triple, False, ESC_STR)}',
         'BYTES': f'{BYTES_RAW_PREFIX}{quotes(one_line, True, ESC_RAW_BYTES)}|{BYTES_PREFIX}{quotes(one_line, True, ESC_BYTES)}',
         'LONG_BYTES': f'{BYTES_RAW_PREFIX}{quotes(triple, True, ESC_RAW_BYTES)}|{BYTES_PREFIX}{quotes(triple, True, ESC_BYTES)}',
         # every unterminated prefix of a triple-quoted literal (the body without its closing quotes)
