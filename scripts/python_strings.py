@@ -45,21 +45,30 @@ def triple(q, ascii_only, esc):
 
 
 def f_one_line(q, _ascii_only, esc):
-    """A one-line f-string body: before the first replacement field, `{` and `}`
-    only doubled (`{{`, `}}`) and escapes that do not take a brace (a backslash
-    before a brace stands alone); then optionally a field: `{`, spaces, a first
-    character that can start an expression (not `} ! : = #`, a space or a
-    backslash; `{` only after a space), anything without `}`, `}`; after it
-    anything (not checked)."""
+    """A one-line f-string body. Literal text: `{` and `}` only doubled, escapes
+    that do not take a brace (a backslash before a brace stands alone). A
+    replacement field whose expression is simple (no string, no nested `{`, no
+    `: ! =`) is checked: it starts an expression (not `} ! : = #` or a space),
+    holds only printable characters that can appear outside a string (no
+    backslash, `#` or control character), and ends at the first `}`; then literal
+    text again. The first field that is not simple only needs a closing `}`
+    somewhere; after it nothing is checked."""
+    other = "'" if q == '"' else '"'
     plain = '[^' + q + r'\\\r\n\x00'
+    ws = r'[ \t\f]'
     no_brace = esc.replace(r'[^\x00', r'[^\x00{}', 1)
     assert no_brace != esc
-    pre = '(?:' + plain + r'{}]|\{\{|\}\}|' + no_brace + r'|\\\{\{|\\\}\})*'
-    first = plain + r'{}!:=# \t\f]'
+    lit = '(?:' + plain + r'{}]|\{\{|\}\}|' + no_brace + r'|\\\{\{|\\\}\})*'
+    # printable ASCII but " # ' : ! = \ { }; any non-ASCII
+    e0 = r'(?:[\t\f $%&(-9;<>-\[\]-z|~]|[^\x00-\x7f])'
+    first = r'(?:[$%&(-9;<>-\[\]-z|~]|[^\x00-\x7f])'
+    open_ = r'\\?\{'
+    simple = open_ + ws + '*' + first + e0 + r'*\}'
     inner = '(?:' + plain + '}]|' + esc + ')*'
-    field = r'\\?\{(?:[ \t\f]*' + first + r'|[ \t\f]+\{)' + inner + r'\\?\}'
-    rest = '(?:' + plain + ']|' + esc + ')*'
-    return q + pre + '(?:' + field + rest + ')?' + q
+    tail = inner + r'\\?\}' + '(?:' + plain + ']|' + esc + ')*'
+    heads = [ws + '*' + first + e0 + '*[:!={' + other + ']', ws + r'+\{', ws + '*' + other]
+    complex_ = open_ + '(?:' + '|'.join(heads) + ')' + tail
+    return q + lit + '(?:' + simple + lit + ')*(?:' + complex_ + ')?' + q
 
 
 def f_triple(q, _ascii_only, esc):
