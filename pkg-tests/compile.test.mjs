@@ -136,6 +136,37 @@ test('compile: response formats (lark, store) into stores whose masks equal the 
   a.free(); b.free(); lazy.free(); full.free(); v.free();
 });
 
+test('compile: the data-driven Lark cases (grammars/cases/frontend_*.json, Lark\'s verdicts) in wasm', () => {
+  // The Rust tests (tests/cases.rs) check the same files natively.
+  const v = PreparedVocab.fromTokenizerJson(llama3.json, { tokenizerConfig: llama3.tokenizerConfig });
+  const byteTokens = v.tokenTable().byteTokens;
+  const dir = path.join(ROOT, 'grammars/cases');
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith('frontend_') && f.endsWith('.json'));
+  assert.ok(files.includes('frontend_lookahead.json') && files.length >= 5, files.join(' '));
+  let n = 0;
+  for (const f of files) {
+    const c = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+    const store = compile(v, { type: 'lark', grammar: c.grammar_text, ...(c.start ? { start: c.start } : {}) });
+    const accepts = (text) => {
+      const m = new Matcher(store);
+      try {
+        for (const b of new TextEncoder().encode(text)) {
+          const id = byteTokens[b];
+          if (id < 0 || !m.isAllowed(id)) return false;
+          m.commitToken(id);
+        }
+        return m.isAccepting();
+      } finally { m.free(); }
+    };
+    for (const text of c.accept) assert.ok(accepts(text), `${f}: should accept ${JSON.stringify(text)}`);
+    for (const text of c.reject) assert.ok(!accepts(text), `${f}: should reject ${JSON.stringify(text)}`);
+    n += c.accept.length + c.reject.length;
+    store.free();
+  }
+  assert.ok(n > 400, `${n} strings`);
+  v.free();
+});
+
 test('compile: JSON Schemas compiled lazily in wasm give the masks of the native CLI (tests/data/schemas × Llama-3)', (t) => {
   const v = PreparedVocab.fromTokenizerJson(llama3.json, { tokenizerConfig: llama3.tokenizerConfig });
   const dir = path.join(ROOT, 'tests/data/schemas');

@@ -29,16 +29,47 @@ use std::rc::Rc;
 /// `level_class` entry not looked up yet (`NONE`: no class).
 const UNSET: u32 = NONE - 1;
 
-/// Masks of expensive states, keyed by everything a mask depends on (the
-/// configurations and the whole parser state, see [`IncParser::key_into`]),
-/// so a hit is the mask the fill would compute. Oldest entry replaced first.
+/// Masks of expensive states, keyed by everything the computation read: the
+/// configurations, the indentation state (see
+/// [`IncParser::layout_key_into`]) and the LR stack's states from the top
+/// down to the lowest node any parser call reached (see
+/// [`crate::parser::LrCursor::low`]), so a hit is the mask the fill would
+/// compute. Two states that differ only below that node share a mask (the
+/// same statement at another nesting, a line break inside brackets in
+/// another function). EOS is not part of the cached mask: it reads the whole
+/// stack, so it is checked on every fill. Oldest entry replaced first.
 #[derive(Default)]
 struct MaskCache {
-    /// (FNV-1a of the key, key, mask words).
-    slots: Vec<(u64, Vec<u32>, Box<[u32]>)>,
+    slots: Vec<CacheSlot>,
     next: usize,
     hits: u64,
     misses: u64,
+}
+
+struct CacheSlot {
+    /// FNV-1a of `key`.
+    hash: u64,
+    /// Configurations and indentation state.
+    key: Vec<u32>,
+    /// LR states read, top first.
+    lr: Vec<u32>,
+    /// The computation reached the bottom of the stack: the depth must match too.
+    whole: bool,
+    /// Mask words (without EOS).
+    mask: Box<[u32]>,
+}
+
+impl CacheSlot {
+    fn matches(&self, hash: u64, key: &[u32], parser: &IncParser) -> bool {
+        if self.hash != hash || self.key != key {
+            return false;
+        }
+        let depth = parser.lr().depth();
+        if depth < self.lr.len() || (self.whole && depth != self.lr.len()) {
+            return false;
+        }
+        parser.lr().states().zip(&self.lr).all(|(a, &b)| a.0 == b)
+    }
 }
 
 fn state_key(state: &State, key: &mut Vec<u32>) -> u64 {
@@ -48,7 +79,7 @@ fn state_key(state: &State, key: &mut Vec<u32>) -> u64 {
         key.extend([c.q, c.pending.len() as u32]);
         key.extend(&c.pending);
     }
-    state.parser.key_into(key);
+    state.parser.layout_key_into(key);
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     for &w in key.iter() {
         h = (h ^ w as u64).wrapping_mul(0x0000_0100_0000_01b3);
@@ -74,10 +105,12 @@ struct State {
 pub struct MatcherOptions {
     /// How many committed tokens [`Matcher::rollback`] can undo (default 64).
     pub max_rollback: usize,
-    /// How many expensive masks the matcher keeps, keyed by its whole state
-    /// (default 32: at most 32 masks of `mask_words` words; 0: none). A state
-    /// that comes back (the start of a statement at the same nesting, the
-    /// next item of a list) then costs a copy.
+    /// How many expensive masks the matcher keeps, keyed by the part of its
+    /// state the mask computation read (configurations, indentation state,
+    /// the LR stack down to the deepest node reached; default 32: at most 32
+    /// masks of `mask_words` words; 0: none). A state that comes back (the
+    /// start of a statement at the same nesting, the next item of a list,
+    /// the same construct deeper in the file) then costs a copy.
     pub mask_cache: usize,
     /// A mask goes through the cache only when its configurations' positions
     /// have at least this many store entries between them (default 512:
@@ -202,31 +235,50 @@ impl Matcher {
             state.configs.iter().map(|c| t.entries(c.q).len()).sum()
         };
         if self.cache_cap == 0 || work < self.cache_min {
-            return self.compute_into(state, out);
+            self.compute_into(state, out);
+            self.add_eos(state, out);
+            return;
         }
         let words = self.mask_words();
         let mut c = self.cache.borrow_mut();
         let mut key = Vec::new();
         let h = state_key(state, &mut key);
-        if let Some((_, _, m)) = c.slots.iter().find(|(h2, k2, _)| *h2 == h && *k2 == key) {
-            out[..words].copy_from_slice(m);
+        if let Some(slot) = c.slots.iter().find(|s| s.matches(h, &key, &state.parser)) {
+            out[..words].copy_from_slice(&slot.mask);
             out[words..].fill(0);
             c.hits += 1;
+            drop(c);
+            self.add_eos(state, out);
             return;
         }
         c.misses += 1;
-        self.compute_into(state, out);
-        let m: Box<[u32]> = out[..words].into();
+        let low = self.compute_into(state, out);
+        let depth = state.parser.lr().depth();
+        let lr: Vec<u32> = state.parser.lr().states().take((depth + 1).saturating_sub(low)).map(|s| s.0).collect();
+        let slot = CacheSlot { hash: h, key, lr, whole: low <= 1, mask: out[..words].into() };
         if c.slots.len() < self.cache_cap {
-            c.slots.push((h, key, m));
+            c.slots.push(slot);
         } else {
             let i = c.next;
-            c.slots[i] = (h, key, m);
+            c.slots[i] = slot;
             c.next = (i + 1) % self.cache_cap;
+        }
+        drop(c);
+        self.add_eos(state, out);
+    }
+
+    fn add_eos(&self, state: &State, out: &mut [u32]) {
+        if self.can_end(state) {
+            for &t in self.store.vocab.eos_ids() {
+                out[t.index() >> 5] |= 1 << (t.0 & 31);
+            }
         }
     }
 
-    fn compute_into(&self, state: &State, out: &mut [u32]) {
+    /// The mask without EOS; returns the depth of the lowest LR stack node
+    /// read (see [`crate::parser::LrCursor::low`]; the stack's depth + 1
+    /// when none was).
+    fn compute_into(&self, state: &State, out: &mut [u32]) -> usize {
         let st = &*self.store;
         // Per-request stores compute a position's entries on its first visit.
         st.ensure(state.configs.iter().map(|c| c.q));
@@ -247,6 +299,7 @@ impl Matcher {
         let mut level_class: Vec<u32> = Vec::with_capacity(16);
         let has_ctx = !t.ctx.is_empty();
         let newline = g.indent.as_ref().map_or(NONE, |r| r.newline);
+        let mut low = state.parser.lr().depth() + 1;
         for (ci, c) in state.configs.iter().enumerate() {
             if let Some(s) = t.always(c.q).filter(|_| ci > 0) {
                 t.sets.or_into(s, out);
@@ -259,7 +312,9 @@ impl Matcher {
             // `levels[k]` is the parser after `P ++ seq[..k]`; a rejected prefix
             // skips every following entry that shares it.
             let mut base = state.parser.cursor();
-            if !base.push_all(g, &c.pending) {
+            let pushed = base.push_all(g, &c.pending);
+            low = low.min(base.lr_low(false));
+            if !pushed {
                 continue;
             }
             // Beyond the paper: in a known parser context, most entries have
@@ -267,7 +322,12 @@ impl Matcher {
             let class = if !has_ctx {
                 None
             } else {
-                base.context().and_then(|(below, top, mode)| t.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
+                // After a newline that dedents, the context after the DEDENTs
+                // decides the entries that start with a real terminal.
+                low = low.min(base.lr_low(true));
+                base.context()
+                    .or_else(|| base.dedent_context(g, &mut low))
+                    .and_then(|(below, top, mode)| t.ctx.class_of(below, top, mode, st.q_target[c.q as usize]))
             };
             levels.clear();
             levels.push(base);
@@ -317,8 +377,10 @@ impl Matcher {
                                 // After an event or a newline, the rest is looked
                                 // up among the sequences that follow a newline.
                                 let y = if g.events.is_event(seq[k - 1]) { newline } else { seq[k - 1] };
+                                low = low.min(levels[k].lr_low(true));
                                 level_class[k] = levels[k]
                                     .context()
+                                    .or_else(|| if y == newline { levels[k].dedent_context(g, &mut low) } else { None })
                                     .and_then(|(b, top, mode)| t.ctx.class_of(b, top, mode, y))
                                     .unwrap_or(NONE);
                             }
@@ -334,7 +396,9 @@ impl Matcher {
                     let mut cur = levels[k].clone();
                     calls += 1;
                     first += (k == 0) as u64;
-                    if !cur.push(g, seq[k]) {
+                    let pushed = cur.push(g, seq[k]);
+                    low = low.min(cur.lr_low(false));
+                    if !pushed {
                         first_rej += (k == 0) as u64;
                         dead = k + 1;
                         ok = false;
@@ -348,14 +412,10 @@ impl Matcher {
                 }
             }
         }
-        if self.can_end(state) {
-            for &t in st.vocab.eos_ids() {
-                out[t.index() >> 5] |= 1 << (t.0 & 31);
-            }
-        }
         self.parser_calls.set(self.parser_calls.get() + calls);
         let (a, b) = self.first_feeds.get();
         self.first_feeds.set((a + first, b + first_rej));
+        low
     }
 
     /// The allowed-token mask as a new vector.

@@ -193,12 +193,27 @@ struct Spec {
 
 fn no_patch(_: &mut Cfg) {}
 
+/// The grammar of the lookahead specs.
+const LOOKAHEAD_LARK: &str = r#"
+start: item*
+item: OP | RULE ";" | WORD "." | NUM "!"
+OP: /[+*]|[?](?![a-z])/
+RULE: /[?][a-z]+/
+WORD: /[a-z]+(?![0-9])/
+NUM: /[0-9]+/
+%ignore " "
+"#;
+
 fn contextual(c: &mut Cfg) {
     c.lexer = LexerMode::Contextual;
 }
 
 fn basic(c: &mut Cfg) {
     c.lexer = LexerMode::Basic;
+}
+
+fn longest(c: &mut Cfg) {
+    c.lexer = LexerMode::Longest;
 }
 
 fn longest_all(c: &mut Cfg) {
@@ -312,6 +327,28 @@ fn json_tails(s: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     out
+}
+
+/// One-character negative lookaheads (Lark's `(?!...)`) under a lexer mode
+/// (`no_patch`: contextual, Lark's default): `?` is OP only if no letter
+/// follows (else RULE); WORD may not be followed by a digit (Python
+/// backtracks to a shorter WORD). Every partial item needs one of `;` `.`
+/// `!`: B = 1 (+1).
+fn lookahead_spec(name: &'static str, patch: fn(&mut Cfg)) -> Spec {
+    Spec {
+        name,
+        patch,
+        lark: LOOKAHEAD_LARK,
+        alpha: b"?ab1+.;! ",
+        compl: b".;!",
+        bound: |_| 2,
+        tails: no_tail,
+        extra: &["?a", "ab1", "a.", "?+", "1!"],
+        synthetic: false,
+        max_len: 10,
+        walks: 40,
+        strings: 40,
+    }
 }
 
 fn specs() -> Vec<Spec> {
@@ -681,6 +718,9 @@ W: /[a-z]+/
             walks: 60,
             strings: 60,
         },
+        lookahead_spec("lookahead", no_patch),
+        lookahead_spec("lookahead_basic", basic),
+        lookahead_spec("lookahead_longest", longest),
         // The real json.lark under contextual lexing (same language).
         Spec {
             name: "json_contextual",
@@ -1009,6 +1049,9 @@ oracle_test!(oracle_basic_first, "basic_first", 16);
 oracle_test!(oracle_longest_all, "longest_all", 17);
 oracle_test!(oracle_sets, "sets", 18);
 oracle_test!(oracle_json_contextual, "json_contextual", 19);
+oracle_test!(oracle_lookahead, "lookahead", 20);
+oracle_test!(oracle_lookahead_basic, "lookahead_basic", 21);
+oracle_test!(oracle_lookahead_longest, "lookahead_longest", 22);
 
 /// The harness must see a wrong matcher: the oracle of the keyword grammar
 /// against the matcher of a variant whose NAMEs cannot contain digits.

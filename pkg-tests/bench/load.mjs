@@ -1,12 +1,17 @@
 // Load + first mask in wasm (issue 15: <= 5 ms): blob bytes -> MaskStore.fromBytes
 // -> new Matcher -> first fillMask, N times per blob; min and median.
-//   node pkg-tests/bench/load.mjs STORE.gmask... [--n 20]
+//   node pkg-tests/bench/load.mjs [--runtime] STORE.gmask... [--n 20]
 import { readFileSync } from 'node:fs';
-import { MaskStore, Matcher } from 'grammask';
 const args = process.argv.slice(2);
-let n = 20;
+let n = 20, entry = 'grammask';
 const files = [];
-for (let i = 0; i < args.length; i++) if (args[i] === '--n') n = parseInt(args[++i], 10); else files.push(args[i]);
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--n') n = parseInt(args[++i], 10);
+  else if (args[i] === '--runtime') entry = 'grammask/runtime'; // the lean build (opt-level 2, no compiler)
+  else files.push(args[i]);
+}
+const { MaskStore, Matcher } = await import(entry);
+console.log(`entry: ${entry}`);
 const ms = (a, b) => Number(b - a) / 1e6;
 for (const f of files) {
   const bytes = new Uint8Array(readFileSync(f));

@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use super::reference::Order;
-use super::table::{compile_all, Table};
+use super::table::{byte_in, compile_all, Table};
 use super::{CtxTables, Lexer, NONE};
 use crate::err;
 use crate::grammar::{Cfg, LexerMode};
@@ -162,11 +162,18 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         }
         for tb in tables.iter().flatten() {
             sig.extend((0..tb.n_states()).map(|s| tb.next[s * 256 + b]));
+            // Guarded accepts: the class decides the guard.
+            sig.extend(tb.guards.iter().map(|(_, f)| byte_in(f, b as u8) as u32));
         }
         let len = sig_ids.len() as u8; // at most 255: one new id per byte
         *class = *sig_ids.entry(sig).or_insert(len);
     }
     let n_classes = sig_ids.len();
+    // One byte of each class (guards are decided on it).
+    let mut rep = vec![0u8; n_classes];
+    for b in (0..=255u8).rev() {
+        rep[classes[b as usize] as usize] = b;
+    }
     for tb in tables.iter_mut().flatten() {
         tb.compress(&classes, n_classes);
     }
@@ -195,7 +202,14 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         order.unless.iter().map(|v| v.iter().map(|s| order.rank[s.index()]).collect()).collect();
 
     let tb = |e: u64| tables[by_rank[rank_of(e) as usize] as usize].as_ref().expect("lexed terminal");
+    // A match ends here, for some next byte or at the end of the text.
     let accepting = |e: u64| tb(e).accept[state_of(e) as usize];
+    // A match ends here whatever follows.
+    let acc_full = |e: u64| accepting(e) && tb(e).guard(state_of(e)).is_none();
+    // A match ends here if the next byte is in class `c`.
+    let acc_on = |e: u64, c: usize| tb(e).accepts_before(state_of(e), Some(rep[c]));
+    // A guarded match ends here: decided by the next byte.
+    let pending = |e: u64| accepting(e) && tb(e).guard(state_of(e)).is_some();
     let term = |e: u64| by_rank[rank_of(e) as usize];
     // Advance a set of packed entries by class `c` into `out` (dead dropped;
     // stays sorted).
@@ -211,11 +225,13 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
     // Lark modes, after a byte: the first candidate that accepts now or has
     // matched before becomes the matched one and the later candidates go;
     // literals watched for retyping are kept only for a remaining regex.
-    let settle = |cur: &mut Vec<u64>| {
+    // `acc`: which entries accept now (guarded ones are settled when the
+    // next byte is read).
+    let settle = |cur: &mut Vec<u64>, acc: &dyn Fn(u64) -> bool| {
         if !lark {
             return;
         }
-        let first = cur.iter().position(|&e| role_of(e) != RETYPE && (role_of(e) == MATCHED || accepting(e)));
+        let first = cur.iter().position(|&e| role_of(e) != RETYPE && (role_of(e) == MATCHED || acc(e)));
         if let Some(i) = first {
             let r = rank_of(cur[i]);
             let (mut out, mut keep_ret) = (Vec::with_capacity(cur.len()), Vec::new());
@@ -238,19 +254,19 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         });
         cur.sort_unstable();
     };
-    // The winners of a `cur` (terminal ids).
-    let winners = |cur: &[u64], out: &mut Vec<u32>| {
+    // The winners of a `cur` (terminal ids), `acc` saying which entries accept.
+    let winners = |cur: &[u64], acc: &dyn Fn(u64) -> bool, out: &mut Vec<u32>| {
         out.clear();
         match mode_kind {
             LexerMode::Longest => {
-                if let Some(&e) = cur.iter().find(|&&e| accepting(e)) {
+                if let Some(&e) = cur.iter().find(|&&e| acc(e)) {
                     out.push(term(e));
                 }
             }
-            LexerMode::LongestAll => out.extend(cur.iter().filter(|&&e| accepting(e)).map(|&e| term(e))),
+            LexerMode::LongestAll => out.extend(cur.iter().filter(|&&e| acc(e)).map(|&e| term(e))),
             LexerMode::Contextual | LexerMode::Basic => {
                 let Some(&m) = cur.iter().find(|&&e| role_of(e) == MATCHED) else { return };
-                if !accepting(m) {
+                if !acc(m) {
                     return;
                 }
                 let r = term(m);
@@ -258,7 +274,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
                     let ur = &unless_ranks[r as usize];
                     // Retype entries are sorted by rank: the first accepting one in unless(R).
                     if let Some(&s) =
-                        cur.iter().find(|&&e| role_of(e) == RETYPE && ur.contains(&rank_of(e)) && accepting(e))
+                        cur.iter().find(|&&e| role_of(e) == RETYPE && ur.contains(&rank_of(e)) && acc(e))
                     {
                         out.push(term(s));
                         return;
@@ -306,7 +322,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         for c in 0..n_classes {
             let mut out = Vec::new();
             advance(l0, c, &mut out);
-            settle(&mut out);
+            settle(&mut out, &acc_full);
             if !out.iter().any(|&e| role_of(e) != RETYPE) {
                 out.clear();
             }
@@ -367,6 +383,12 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
 
     let (mut cont, mut emit) = (Vec::new(), Vec::new());
     let (mut win_off, mut win) = (vec![0u32], Vec::new());
+    // Winners that depend on the next byte (guarded accepts): per state a
+    // row (or NONE), per row and class a list.
+    let (mut gw_row, mut gw_off, mut gw) = (Vec::new(), vec![0u32], Vec::new());
+    let mut n_gw_rows = 0u32;
+    // Emissions from states with guarded accepts: (state, class, next state).
+    let mut guard_edges: Vec<(u32, u32, u32)> = Vec::new();
     let mut tags = Vec::new();
     // Contextual emission, factored: shadow part per (state, class), start part per (mode, class).
     let mut sh_ids: FxMap<Box<[u64]>, u32> = FxMap::default();
@@ -386,15 +408,48 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         let (cur, shadow, tag) = (&st[..sep], &st[sep + 1..sep2], st[sep2 + 1] as u32);
         max_state_width = max_state_width.max(cur.len() + shadow.len());
         tags.push(tag);
-        winners(cur, &mut wbuf);
+        // Guarded accepts in this state are decided by the next byte.
+        let guarded = cur.iter().chain(shadow).any(|&e| pending(e));
+        if shadow.iter().any(|&e| pending(e)) {
+            // At the end of the text a shadow entry's guarded match holds.
+            wbuf.clear();
+        } else if guarded && lark {
+            let mut c2 = cur.to_vec();
+            settle(&mut c2, &accepting);
+            winners(&c2, &accepting, &mut wbuf);
+        } else {
+            winners(cur, &accepting, &mut wbuf);
+        }
         win.extend(wbuf.iter().copied());
         win_off.push(win.len() as u32);
-        let w: Vec<u32> = wbuf.clone();
+        let w_eof: Vec<u32> = wbuf.clone();
+        let mut w_by_class: Vec<Vec<u32>> = Vec::new();
         for c in 0..n_classes {
+            // The lexeme in progress as the next byte (class `c`) sees it.
+            let killed_before = guarded && shadow.iter().any(|&e| pending(e) && acc_on(e, c));
+            let cur_c: std::borrow::Cow<[u64]> = if guarded && lark {
+                let mut v = cur.to_vec();
+                settle(&mut v, &|e| acc_on(e, c));
+                v.into()
+            } else {
+                cur.into()
+            };
+            let w: &[u32] = if !guarded {
+                &w_eof
+            } else {
+                if killed_before {
+                    wbuf.clear();
+                } else {
+                    winners(&cur_c, &|e| acc_on(e, c), &mut wbuf);
+                }
+                w_by_class.push(wbuf.clone());
+                &w_by_class[c]
+            };
+            let cur = &cur_c[..];
             advance(cur, c, &mut adv_cur);
-            settle(&mut adv_cur);
+            settle(&mut adv_cur, &acc_full);
             advance(shadow, c, &mut adv_sh);
-            let killed = adv_sh.iter().any(|&e| accepting(e));
+            let killed = killed_before || adv_sh.iter().any(|&e| acc_full(e));
             adv_sh.sort_unstable();
             adv_sh.dedup();
             cont.push(if killed || !adv_cur.iter().any(|&e| role_of(e) != RETYPE) {
@@ -410,7 +465,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
             } else {
                 to_shadow(cur, shadow, &mut merged);
                 advance(&merged, c, &mut adv_sh);
-                if adv_sh.iter().any(|&e| accepting(e)) {
+                if adv_sh.iter().any(|&e| acc_full(e)) {
                     None
                 } else {
                     adv_sh.sort_unstable();
@@ -419,13 +474,17 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
                 }
             };
             if !contextual {
-                emit.push(match &shadow_next {
+                let e = match &shadow_next {
                     Some(sh) if !start_adv[0][c].is_empty() => {
                         make_key(&start_adv[0][c], sh, NONE, &mut key);
                         intern(&key, &mut ids, &mut states)?
                     }
                     _ => NONE,
-                });
+                };
+                if guarded && e != NONE {
+                    guard_edges.push((i as u32 - 1, c as u32, e));
+                }
+                emit.push(e);
                 continue;
             }
             let Some(sh) = shadow_next else {
@@ -458,7 +517,10 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
                     start_key.push((m, c as u32));
                     n
                 });
-                if combo_seen.contains_key(&[stid, sid]) {
+                if let Some(&target) = combo_seen.get(&[stid, sid]) {
+                    if guarded {
+                        guard_edges.push((i as u32 - 1, c as u32, target));
+                    }
                     continue;
                 }
                 let scur = &start_adv[m as usize][c];
@@ -467,10 +529,28 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
                 let target = intern(&key, &mut ids, &mut states)?;
                 combo_seen.insert([stid, sid], target);
                 combos.push(([stid, sid], target));
+                if guarded {
+                    guard_edges.push((i as u32 - 1, c as u32, target));
+                }
             }
+        }
+        if w_by_class.iter().any(|w| *w != w_eof) {
+            gw_row.push(n_gw_rows);
+            n_gw_rows += 1;
+            for w in &w_by_class {
+                let mut w = w.clone();
+                w.sort_unstable();
+                gw.extend(w);
+                gw_off.push(gw.len() as u32);
+            }
+        } else {
+            gw_row.push(NONE);
         }
     }
     let ns = states.len();
+    if n_gw_rows == 0 {
+        gw_row.clear();
+    }
 
     // 5. comp: least fixpoint, propagated backwards along cont edges.
     let words = nt.div_ceil(64).max(1);
@@ -497,21 +577,49 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
             bits[s * words + w as usize / 64] |= 1 << (w % 64);
         }
     }
-    while let Some(s) = work.pop() {
-        let s = s as usize;
-        queued[s] = false;
-        for &p in &preds[preds_off[s] as usize..preds_off[s + 1] as usize] {
-            let p = p as usize;
+    // A terminal that wins only before some bytes (a lookahead) counts where
+    // the lexeme it emits before one of them can itself complete.
+    let gw_list = |s: u32, c: u32| -> &[u32] {
+        let k = gw_row[s as usize] as usize * n_classes + c as usize;
+        &gw[gw_off[k] as usize..gw_off[k + 1] as usize]
+    };
+    loop {
+        while let Some(s) = work.pop() {
+            let s = s as usize;
+            queued[s] = false;
+            for &p in &preds[preds_off[s] as usize..preds_off[s + 1] as usize] {
+                let p = p as usize;
+                let mut changed = false;
+                for k in 0..words {
+                    let new = bits[p * words + k] | bits[s * words + k];
+                    changed |= new != bits[p * words + k];
+                    bits[p * words + k] = new;
+                }
+                if changed && !queued[p] {
+                    queued[p] = true;
+                    work.push(p as u32);
+                }
+            }
+        }
+        for &(s, c, t) in &guard_edges {
+            if gw_row.get(s as usize).is_none_or(|&r| r == NONE)
+                || bits[t as usize * words..(t as usize + 1) * words].iter().all(|&w| w == 0)
+            {
+                continue;
+            }
             let mut changed = false;
-            for k in 0..words {
-                let new = bits[p * words + k] | bits[s * words + k];
-                changed |= new != bits[p * words + k];
-                bits[p * words + k] = new;
+            for &w in gw_list(s, c) {
+                let (k, bit) = (s as usize * words + w as usize / 64, 1u64 << (w % 64));
+                changed |= bits[k] & bit == 0;
+                bits[k] |= bit;
             }
-            if changed && !queued[p] {
-                queued[p] = true;
-                work.push(p as u32);
+            if changed && !queued[s as usize] {
+                queued[s as usize] = true;
+                work.push(s);
             }
+        }
+        if work.is_empty() {
+            break;
         }
     }
     let mut comp_offsets = vec![0u32];
@@ -575,6 +683,9 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         n_terminals: nt as u32,
         ignored,
         ctx,
+        gw_row,
+        gw_off,
+        gw: gw.into_iter().map(TerminalId).collect(),
     };
     let stats = BuildStats {
         n_states: ns,

@@ -87,6 +87,8 @@ pub(crate) mod table;
 pub use build::{build, build_for, build_with_stats, contextual_modes, BuildStats};
 #[cfg(feature = "compiler")]
 pub use reference::{rank_better, RefLexer};
+#[cfg(feature = "compiler")]
+pub use table::lookahead_regex;
 
 use crate::err;
 use crate::ids::{LexStateId, TerminalId};
@@ -158,6 +160,12 @@ pub struct Lexer {
     n_terminals: u32,
     ignored: Vec<bool>,
     ctx: Option<Box<CtxTables>>,
+    /// Winners that depend on the next byte (terminals with a guarded accept,
+    /// from a `(?!...)` lookahead): empty, or per state a row or [`NONE`].
+    gw_row: Vec<u32>,
+    /// Per row × class: offsets into `gw` (`rows × n_classes + 1`).
+    gw_off: Vec<u32>,
+    gw: Vec<TerminalId>,
 }
 
 /// Borrowed raw tables of a [`Lexer`], for serialization; [`Lexer::from_parts`]
@@ -188,6 +196,13 @@ pub struct LexerParts<'a> {
     pub ignored: &'a [bool],
     /// Contextual lexing tables.
     pub ctx: Option<&'a CtxTables>,
+    /// Empty, or `n_states` rows of next-byte winners ([`NONE`]: the
+    /// winners do not depend on the next byte).
+    pub gw_row: &'a [u32],
+    /// `rows × n_classes + 1` offsets into `gw`.
+    pub gw_off: &'a [u32],
+    /// Per row and class, a strictly increasing list of winning terminals.
+    pub gw: &'a [TerminalId],
 }
 
 #[inline]
@@ -279,12 +294,50 @@ impl Lexer {
         let (lo, hi) = (c.next_off[x.index()] as usize, c.next_off[x.index() + 1] as usize);
         &c.next[lo..hi]
     }
-    /// The terminals the lexeme in progress would be if it ended here
-    /// (sorted; at most one except under [`crate::grammar::LexerMode::LongestAll`]).
+    /// The terminals the lexeme in progress would be if it ended here at
+    /// the end of the text (sorted; at most one except under
+    /// [`crate::grammar::LexerMode::LongestAll`]).
     #[inline]
     pub fn winners(&self, s: LexStateId) -> &[TerminalId] {
         let i = s.index();
         &self.win[self.win_off[i] as usize..self.win_off[i + 1] as usize]
+    }
+    /// The winners if the lexeme in progress ends here and byte `b` follows
+    /// (they differ from [`Lexer::winners`] only where a terminal's accept
+    /// is guarded by a lookahead).
+    #[inline]
+    pub fn winners_before(&self, s: LexStateId, b: u8) -> &[TerminalId] {
+        match self.gw_row.get(s.index()) {
+            Some(&r) if r != NONE => {
+                let k = r as usize * self.n_classes as usize + self.classes[b as usize] as usize;
+                &self.gw[self.gw_off[k] as usize..self.gw_off[k + 1] as usize]
+            }
+            _ => self.winners(s),
+        }
+    }
+    /// `x` ∈ [`Lexer::winners_before`]`(s, b)`.
+    #[inline]
+    pub fn is_winner_before(&self, s: LexStateId, x: TerminalId, b: u8) -> bool {
+        match self.winners_before(s, b) {
+            [] => false,
+            [w] => *w == x,
+            ws => ws.contains(&x),
+        }
+    }
+    /// Can the lexeme in progress end here as `x`, before some byte or at
+    /// the end of the text?
+    pub fn may_win(&self, s: LexStateId, x: TerminalId) -> bool {
+        if self.is_winner(s, x) {
+            return true;
+        }
+        match self.gw_row.get(s.index()) {
+            Some(&r) if r != NONE => {
+                let nc = self.n_classes as usize;
+                let (lo, hi) = (self.gw_off[r as usize * nc] as usize, self.gw_off[(r as usize + 1) * nc] as usize);
+                self.gw[lo..hi].contains(&x)
+            }
+            _ => false,
+        }
     }
     /// The first of [`Lexer::winners`].
     #[inline]
@@ -350,7 +403,7 @@ impl Lexer {
                 return Ok(out);
             }
             let b = text[pos];
-            if let (Some(w), Some(e)) = (w, self.emit(s, b)) {
+            if let (Some(&w), Some(e)) = (self.winners_before(s, b).first(), self.emit(s, b)) {
                 arena.push((Lexeme { terminal: w, start, end: pos }, last));
                 stack.push((pos + 1, e, pos, arena.len() as u32 - 1));
             }
@@ -380,6 +433,9 @@ impl Lexer {
             n_terminals: self.n_terminals,
             ignored: &self.ignored,
             ctx: self.ctx.as_deref(),
+            gw_row: &self.gw_row,
+            gw_off: &self.gw_off,
+            gw: &self.gw,
         }
     }
 
@@ -435,6 +491,24 @@ impl Lexer {
                 return bad("winner not completable");
             }
         }
+        let n_rows = p.gw_row.iter().filter(|&&r| r != NONE).count();
+        let gw_ok = if p.gw_row.is_empty() {
+            p.gw_off.len() == 1 && p.gw_off[0] == 0 && p.gw.is_empty()
+        } else {
+            p.gw_row.len() == ns
+                && p.gw_row.iter().all(|&r| r == NONE || (r as usize) < n_rows)
+                && n_rows.checked_mul(nc).map(|k| k + 1) == Some(p.gw_off.len())
+                && p.gw_off[0] == 0
+                && p.gw_off.windows(2).all(|w| w[0] <= w[1])
+                && p.gw_off[p.gw_off.len() - 1] as usize == p.gw.len()
+                && p.gw_off.windows(2).all(|w| {
+                    let l = &p.gw[w[0] as usize..w[1] as usize];
+                    l.iter().all(|t| t.index() < nt) && l.windows(2).all(|x| x[0] < x[1])
+                })
+        };
+        if !gw_ok {
+            return bad("next-byte winner lists");
+        }
         if let Some(c) = p.ctx {
             let nm = c.n_modes as usize;
             let ok = nm > 0
@@ -473,6 +547,9 @@ impl Lexer {
             n_terminals: p.n_terminals,
             ignored: p.ignored.to_vec(),
             ctx: p.ctx.map(|c| Box::new(c.clone())),
+            gw_row: p.gw_row.to_vec(),
+            gw_off: p.gw_off.to_vec(),
+            gw: p.gw.to_vec(),
         })
     }
 }

@@ -12,8 +12,35 @@
 //!   DFAs of its `all` and `none` regexes, with a fresh start state so the
 //!   empty string is never in the set.
 //!
-//! Look-around assertions are rejected, and so are literal/regex terminals
-//! that match the empty string.
+//! Negative lookahead on one character (`(?![a-z])`, Lark regexes only) is
+//! compiled exactly (see [`lookahead`](self#one-character-negative-lookahead));
+//! other look-around assertions are rejected, and so are literal/regex
+//! terminals that match the empty string.
+//!
+//! # One-character negative lookahead
+//!
+//! The Lark front end writes `(?!C)` (C: a set of ASCII characters) as
+//! `(?:M1 (?:C) M2 | M3)` with bytes that never occur in UTF-8 text as
+//! markers ([`LOOKAHEAD_MARKERS`]). In the DFA of that regex, a state `q`
+//! with marker edges `q -M1-> q1` and `q -M3-> q3` is the lookahead's
+//! position: the forbidden bytes `F` are the bytes `b` with `q1 -b-> q2 -M2->`,
+//! and `q3` is where the pattern continues when the next byte is not in `F`.
+//! Two forms are exact and compiled; any other is refused:
+//! - **cut point**: `q` has no other edge and does not accept, i.e. every
+//!   thread of the match is at the lookahead. `q` takes `q3`'s row minus the
+//!   bytes of `F`, and `q3`'s acceptance guarded by `F` (the lexeme may end
+//!   at `q` only if the next byte is not in `F`; end of text passes).
+//!   Python's backtracking cannot tell this apart: the check succeeds or
+//!   fails for all threads at once.
+//! - **trailing**: `q3` accepts and has no edge (nothing follows the
+//!   lookahead), so `q` gets an accept guarded by `F`; the pattern without
+//!   its lookaheads must have the same matches under leftmost-first and
+//!   all-matches semantics (no thread is ever cut by a preferred match), so
+//!   Python's match order is longest first and its match is the longest one
+//!   whose guard holds.
+//!
+//! A guarded accept is kept in [`Table::guards`]; the lexer automaton
+//! decides it when it reads the next byte (or at the end of the text).
 //!
 //! Compiled tables are kept in a per-thread cache keyed by the pattern
 //! (regex and match kind, or a `Set`'s regex lists), bounded in size: the
@@ -84,6 +111,21 @@ fn cached(key: CacheKey, make: impl FnOnce() -> Result<Table>) -> Result<Rc<Tabl
     Ok(t)
 }
 
+/// Marker bytes of the lookahead encoding (see the module doc): `M2` (shared)
+/// then `(M1, M3)` per lookahead of a pattern, at most 4 lookaheads. None of
+/// them occurs in UTF-8 text.
+pub(crate) const LOOKAHEAD_MARKERS: [u8; 9] = [0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF, 0xC0];
+/// Most lookaheads in one pattern.
+pub const MAX_LOOKAHEADS: usize = (LOOKAHEAD_MARKERS.len() - 1) / 2;
+
+/// A set of bytes.
+pub(crate) type ByteSet = [u64; 4];
+
+#[inline]
+pub(crate) fn byte_in(set: &ByteSet, b: u8) -> bool {
+    set[b as usize >> 6] >> (b & 63) & 1 == 1
+}
+
 /// One terminal's DFA (see the module doc).
 #[derive(Clone, Debug)]
 pub(crate) struct Table {
@@ -92,7 +134,12 @@ pub(crate) struct Table {
     /// `state * width + byte-or-class` → state or `NONE`.
     pub next: Vec<u32>,
     pub width: usize,
+    /// A match may end here (for a guarded state: if the next byte allows).
     pub accept: Vec<bool>,
+    /// Guarded accepting states, sorted: `(state, forbidden next bytes)`. A
+    /// match ends at such a state only if the next byte is not forbidden, or
+    /// at the end of the text.
+    pub guards: Vec<(u32, ByteSet)>,
 }
 
 /// "terminal NAME (at file:line:col)" for messages.
@@ -117,7 +164,9 @@ impl Dfa {
 }
 
 fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<Dfa> {
+    // utf8(false): the lookahead markers are bytes that are not UTF-8.
     let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
         .build()
         .parse(re)
         .map_err(|e| err!(Regex, "{}: invalid regex /{re}/: {e}", who()))?;
@@ -151,8 +200,9 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
 }
 
 impl Table {
-    /// BFS over all bytes from the anchored start, then prune.
-    fn from_dfa(d: &Dfa) -> Table {
+    /// BFS over all bytes from the anchored start: `(next, accept)`, 256
+    /// columns per state.
+    fn raw_from_dfa(d: &Dfa) -> (Vec<u32>, Vec<bool>) {
         let mut ids = HashMap::new();
         let mut order = vec![d.start];
         ids.insert(d.start, 0u32);
@@ -176,22 +226,193 @@ impl Table {
             }
         }
         let accept: Vec<bool> = order.iter().map(|&s| d.accepting_here(s)).collect();
+        (next, accept)
+    }
+
+    /// BFS over all bytes from the anchored start, then prune.
+    fn from_dfa(d: &Dfa) -> Table {
+        let (next, accept) = Table::raw_from_dfa(d);
         Table::pruned(0, next, accept)
+    }
+
+    /// The table of a regex with `n` lookaheads in the marker encoding (see
+    /// the module doc): resolves them into rows and guarded accepts, or
+    /// refuses a form that is not exact.
+    fn with_lookaheads(d: &Dfa, re: &str, n: usize, who: &dyn Fn() -> String) -> Result<Table> {
+        let refuse = |why: &str| {
+            Err(err!(
+                Grammar,
+                "{}: its lookahead `(?!...)` {why}; grammask compiles a one-character negative lookahead only where it is exact \
+                 (see docs/lark.md, \"Lookaround\")",
+                who()
+            ))
+        };
+        let (mut next, mut accept) = Table::raw_from_dfa(d);
+        // Edges into states that never lead to a match are no edges (the
+        // DFA's delayed match states, for one).
+        let ns = accept.len();
+        let mut live = accept.clone();
+        loop {
+            let mut changed = false;
+            for s in 0..ns {
+                if !live[s] && next[s * 256..(s + 1) * 256].iter().any(|&t| t != NONE && live[t as usize]) {
+                    live[s] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for t in next.iter_mut() {
+            if *t != NONE && !live[*t as usize] {
+                *t = NONE;
+            }
+        }
+        let orig = next.clone();
+        let orig_acc = accept.clone();
+        let m2 = LOOKAHEAD_MARKERS[0] as usize;
+        let is_marker = |b: usize| LOOKAHEAD_MARKERS.contains(&(b as u8));
+        let real_edges = |s: usize| (0..256).any(|b| !is_marker(b) && orig[s * 256 + b] != NONE);
+        let mut guard: Vec<Option<ByteSet>> = vec![None; ns];
+        let mut trailing = false;
+        for k in 0..n {
+            let (m1, m3) = (LOOKAHEAD_MARKERS[1 + 2 * k] as usize, LOOKAHEAD_MARKERS[2 + 2 * k] as usize);
+            for q in 0..ns {
+                let (q1, q3) = (orig[q * 256 + m1], orig[q * 256 + m3]);
+                if q1 == NONE && q3 == NONE {
+                    continue;
+                }
+                // The forbidden bytes: one ASCII byte, then the body's end.
+                let mut f: ByteSet = [0; 4];
+                if q1 != NONE {
+                    let q1 = q1 as usize;
+                    if orig[q1 * 256 + m2] != NONE || orig_acc[q1] {
+                        return refuse("can match the empty string");
+                    }
+                    for b in 0..256 {
+                        let q2 = orig[q1 * 256 + b];
+                        if q2 == NONE {
+                            continue;
+                        }
+                        let q2 = q2 as usize;
+                        if is_marker(b) {
+                            return refuse("contains another lookahead");
+                        }
+                        if b >= 0x80 || orig[q2 * 256 + m2] == NONE || real_edges(q2) || orig_acc[q2] {
+                            return refuse("looks at more than one character, or at a non-ASCII one");
+                        }
+                        f[b >> 6] |= 1 << (b & 63);
+                    }
+                }
+                if q3 == NONE {
+                    continue; // the pattern cannot go on after the lookahead
+                }
+                let q3 = q3 as usize;
+                if (0..256).any(|b| is_marker(b) && orig[q3 * 256 + b] != NONE) {
+                    return refuse("is directly followed by another lookahead");
+                }
+                let other_markers = (0..256).any(|b| is_marker(b) && b != m1 && b != m3 && orig[q * 256 + b] != NONE);
+                if !real_edges(q) && !orig_acc[q] && !other_markers {
+                    // Cut point: every thread is at the lookahead.
+                    for b in 0..256 {
+                        next[q * 256 + b] =
+                            if is_marker(b) || byte_in(&f, b as u8) { NONE } else { orig[q3 * 256 + b] };
+                    }
+                    if orig_acc[q3] {
+                        accept[q] = true;
+                        guard[q] = Some(f);
+                    }
+                } else {
+                    // Trailing: nothing may follow the lookahead.
+                    if real_edges(q3) || !orig_acc[q3] {
+                        return refuse("is followed by more pattern at a point where other alternatives go on");
+                    }
+                    trailing = true;
+                    if !accept[q] {
+                        accept[q] = true;
+                        guard[q] = Some(f);
+                    } else if let Some(g) = &mut guard[q] {
+                        // Either guard may hold: forbidden only where both forbid.
+                        for (a, b) in g.iter_mut().zip(f) {
+                            *a &= b;
+                        }
+                    }
+                }
+            }
+        }
+        for s in 0..ns {
+            for &m in &LOOKAHEAD_MARKERS {
+                next[s * 256 + m as usize] = NONE;
+            }
+        }
+        if trailing && !Table::prefers_longest(&strip_lookaheads(re), who)? {
+            return refuse(
+                "ends a match that the pattern can prefer to a longer one (lazy quantifier or alternative order), \
+                 so Python's match is not the longest one whose lookahead holds",
+            );
+        }
+        Ok(Table::pruned_guarded(0, next, accept, guard))
+    }
+
+    /// Whether the leftmost-first and the all-matches DFAs of `re` accept
+    /// the same texts, i.e. no preferred match ever cuts a thread that would
+    /// match later: then Python's matches come longest first.
+    fn prefers_longest(re: &str, who: &dyn Fn() -> String) -> Result<bool> {
+        let a = Table::from_dfa(&compile_regex(re, MatchKind::LeftmostFirst, who)?);
+        let b = Table::from_dfa(&compile_regex(re, MatchKind::All, who)?);
+        let acc = |t: &Table, s: u32| s != NONE && t.accept[s as usize];
+        let step = |t: &Table, s: u32, c: usize| if s == NONE { NONE } else { t.next[s as usize * 256 + c] };
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![(a.start, b.start)];
+        while let Some((x, y)) = stack.pop() {
+            if (x == NONE && y == NONE) || !seen.insert((x, y)) {
+                continue;
+            }
+            if acc(&a, x) != acc(&b, y) {
+                return Ok(false);
+            }
+            if seen.len() > MAX_PRODUCT_STATES {
+                return Ok(false);
+            }
+            for c in 0..256 {
+                stack.push((step(&a, x, c), step(&b, y, c)));
+            }
+        }
+        Ok(true)
     }
 
     /// Keeps the states from which an accepting state is reachable
     /// (co-accessible), renumbered in order; `start` may become `NONE`.
     fn pruned(start: u32, next: Vec<u32>, accept: Vec<bool>) -> Table {
         let n = accept.len();
+        Table::pruned_guarded(start, next, accept, vec![None; n])
+    }
+
+    /// [`Table::pruned`], with guarded accepts, also dropping the states
+    /// that cannot be reached from `start`.
+    fn pruned_guarded(start: u32, next: Vec<u32>, accept: Vec<bool>, guard: Vec<Option<ByteSet>>) -> Table {
+        let n = accept.len();
+        let mut reach = vec![false; n];
+        let mut stack = vec![start];
+        reach[start as usize] = true;
+        while let Some(s) = stack.pop() {
+            for &t in &next[s as usize * 256..(s as usize + 1) * 256] {
+                if t != NONE && !reach[t as usize] {
+                    reach[t as usize] = true;
+                    stack.push(t);
+                }
+            }
+        }
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 0..n {
+        for s in (0..n).filter(|&s| reach[s]) {
             for &t in &next[s * 256..(s + 1) * 256] {
                 if t != NONE {
                     preds[t as usize].push(s as u32);
                 }
             }
         }
-        let mut live = accept.clone();
+        let mut live: Vec<bool> = (0..n).map(|s| accept[s] && reach[s]).collect();
         let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
         while let Some(s) = stack.pop() {
             for &p in &preds[s as usize] {
@@ -209,12 +430,34 @@ impl Table {
                 k += 1;
             }
         }
-        let mut table = Table { start: remap[start as usize], next: Vec::new(), width: 256, accept: Vec::new() };
+        let mut table = Table { start: remap[start as usize], next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() };
         for s in (0..n).filter(|&s| live[s]) {
             table.accept.push(accept[s]);
+            if let (true, Some(g)) = (accept[s], guard[s]) {
+                table.guards.push((remap[s], g));
+            }
             table.next.extend(next[s * 256..(s + 1) * 256].iter().map(|&t| if t == NONE { NONE } else { remap[t as usize] }));
         }
         table
+    }
+
+    /// The forbidden next bytes of state `s`, if its accept is guarded.
+    #[inline]
+    pub fn guard(&self, s: u32) -> Option<&ByteSet> {
+        if self.guards.is_empty() {
+            return None;
+        }
+        self.guards.binary_search_by_key(&s, |g| g.0).ok().map(|i| &self.guards[i].1)
+    }
+
+    /// Does a match end at state `s` when `next` follows (`None`: the end
+    /// of the text)?
+    #[inline]
+    pub fn accepts_before(&self, s: u32, next: Option<u8>) -> bool {
+        self.accept[s as usize] && match (self.guard(s), next) {
+            (Some(f), Some(b)) => !byte_in(f, b),
+            _ => true,
+        }
     }
 
     /// The product table of a [`TerminalPattern::Set`]: accepting where every
@@ -222,7 +465,7 @@ impl Table {
     /// start state excludes the empty string.
     fn product(all: &[Rc<Table>], none: &[Rc<Table>], who: &dyn Fn() -> String) -> Result<Table> {
         if all.iter().any(|t| t.start == NONE) {
-            return Ok(Table { start: NONE, next: Vec::new(), width: 256, accept: Vec::new() });
+            return Ok(Table { start: NONE, next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() });
         }
         // Key: [is_start, all states..., none states (NONE = dead)...].
         let start_key: Vec<u32> =
@@ -290,7 +533,9 @@ impl Table {
     }
 
     /// Length of the terminal's match at `text[pos..]` (0: none): the last
-    /// accepting offset before the table dies. Only on uncompressed tables.
+    /// accepting offset before the table dies (a guarded accept counts when
+    /// the byte after it is allowed or the text ends there). Only on
+    /// uncompressed tables.
     pub fn match_len(&self, text: &[u8], pos: usize) -> usize {
         debug_assert_eq!(self.width, 256);
         let (mut s, mut best) = (self.start, 0);
@@ -302,7 +547,7 @@ impl Table {
             if s == NONE {
                 break;
             }
-            if self.accept[s as usize] {
+            if self.accepts_before(s, text.get(p + 1).copied()) {
                 best = p + 1 - pos;
             }
         }
@@ -328,10 +573,12 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
         TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex } => {
             let t = cached(CacheKey::Regex(regex.clone(), false), || {
                 let d = compile_regex(regex, MatchKind::LeftmostFirst, &who)?;
-                if d.accepting_here(d.start) {
+                let n_la = count_lookaheads(regex);
+                let t = if n_la == 0 { Table::from_dfa(&d) } else { Table::with_lookaheads(&d, regex, n_la, &who)? };
+                if t.start != NONE && t.accept[t.start as usize] {
                     return Err(err!(Grammar, "{}: regex /{regex}/ matches the empty string", who()));
                 }
-                Ok(Table::from_dfa(&d))
+                Ok(t)
             })?;
             Ok(Some((*t).clone()))
         }
@@ -359,4 +606,40 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
 /// Every terminal's table, indexed by terminal id (`None`: not lexed).
 pub(crate) fn compile_all(cfg: &Cfg) -> Result<Vec<Option<Table>>> {
     (0..cfg.terminals.len()).map(|i| compile_terminal(cfg, TerminalId::new(i))).collect()
+}
+
+/// The marker text that opens lookahead `k` (see [`lookahead_regex`]).
+fn lookahead_open(k: usize) -> String {
+    format!("(?:(?-u:\\x{:02X})(?:", LOOKAHEAD_MARKERS[1 + 2 * k])
+}
+
+/// The marker text that closes lookahead `k`.
+fn lookahead_close(k: usize) -> String {
+    format!(")(?-u:\\x{:02X})|(?-u:\\x{:02X}))", LOOKAHEAD_MARKERS[0], LOOKAHEAD_MARKERS[2 + 2 * k])
+}
+
+/// The regex-syntax text of the `k`-th (0-based) negative lookahead of a
+/// pattern, `(?!body)`, in the marker encoding (see the module doc); `body`
+/// is already in regex-syntax. `None` past [`MAX_LOOKAHEADS`].
+pub fn lookahead_regex(k: usize, body: &str) -> Option<String> {
+    (k < MAX_LOOKAHEADS).then(|| format!("{}{body}{}", lookahead_open(k), lookahead_close(k)))
+}
+
+/// How many lookaheads a regex holds in the marker encoding.
+fn count_lookaheads(re: &str) -> usize {
+    (0..MAX_LOOKAHEADS).take_while(|&k| re.contains(&lookahead_open(k))).count()
+}
+
+/// The regex without its lookaheads (each replaced by the empty regex).
+fn strip_lookaheads(re: &str) -> String {
+    let mut s = re.to_string();
+    for k in 0..MAX_LOOKAHEADS {
+        let (open, close) = (lookahead_open(k), lookahead_close(k));
+        if let (Some(a), Some(b)) = (s.find(&open), s.find(&close)) {
+            if a < b {
+                s.replace_range(a..b + close.len(), "(?:)");
+            }
+        }
+    }
+    s
 }

@@ -198,6 +198,15 @@ impl IncParser {
     /// Append everything this parser's future depends on to `out` (the whole
     /// LR stack and the indentation state): two parsers with the same key
     /// accept the same continuations (used as a cache key for masks).
+    /// Append the indentation state (not the LR stack) to `out`: with the
+    /// LR stack's nodes that a computation read, a cache key (see
+    /// [`LrCursor::low`]).
+    pub fn layout_key_into(&self, out: &mut Vec<u32>) {
+        let i = &self.ind;
+        out.extend([i.depth, i.pending as u32 | (i.content as u32) << 1, i.col, i.alt, i.stack.len() as u32]);
+        out.extend(i.stack.iter().flat_map(|&(a, b)| [a, b]));
+    }
+
     pub fn key_into(&self, out: &mut Vec<u32>) {
         let i = &self.ind;
         out.extend([i.depth, i.pending as u32 | (i.content as u32) << 1, i.col, i.alt, i.stack.len() as u32]);
@@ -501,6 +510,47 @@ impl<'a> IncCursor<'a> {
         } else {
             None
         }
+    }
+
+    /// Where [`context`](Self::context) is `None` because the next real
+    /// terminal would dedent: the context after those DEDENTs, `(state below
+    /// the top, top state entered by DEDENT, MODE_PENDING_SAME)`. The layout
+    /// then feeds a real terminal straight to the parser, as in any
+    /// `MODE_PENDING_SAME` context, so sequences that start with a real
+    /// terminal have the same verdicts from here as from that context.
+    /// `None` when not dedenting, when the dedent is inconsistent, or when
+    /// the LR parser rejects a DEDENT.
+    /// `low` is lowered to the lowest LR stack node read (see [`LrCursor::low`]).
+    pub fn dedent_context(&self, g: &Grammar, low: &mut usize) -> Option<(u32, u32, u32)> {
+        let r = g.indent.as_ref()?;
+        if !self.pending || self.depth > 0 {
+            return None;
+        }
+        let n = self.stack_len();
+        if self.col >= self.stack_at(n - 1).0 {
+            return None;
+        }
+        let Some(Layout::Feed { indent: false, dedents, feed: true }) =
+            layout_of(r, g.events, r.dedent, self.depth, self.pending, self.col, self.alt, n, |i| self.stack_at(i))
+        else {
+            return None;
+        };
+        let mut lr = self.lr.clone();
+        for _ in 0..dedents {
+            if !lr.feed(&g.tables, TerminalId(r.dedent)) {
+                *low = (*low).min(lr.low(false));
+                return None;
+            }
+        }
+        *low = (*low).min(lr.low(true));
+        let (b, t) = lr.top2()?;
+        Some((b, t, MODE_PENDING_SAME))
+    }
+
+    /// See [`LrCursor::low`]: the lowest LR stack node read so far.
+    #[inline]
+    pub fn lr_low(&self, top2: bool) -> usize {
+        self.lr.low(top2)
     }
 
     /// Feed one lexer-level symbol. False if it is rejected (the cursor is

@@ -132,15 +132,17 @@ impl LrTables {
             return Err(err!(BlobCorrupt, "LR tables: rule {r} has lhs {} >= {n_nonterminals} nonterminals", rule_lhs[r]));
         }
         let eof = n_terminals - 1;
-        for (i, &a) in action.iter().enumerate() {
-            let (s, t) = (i / n_terminals as usize, (i % n_terminals as usize) as u32);
-            let ok = match a & 3 {
-                0 => a == 0,
-                TAG_SHIFT => a >> 2 < n_states,
-                TAG_REDUCE => ((a >> 2) as usize) < rule_lhs.len(),
-                _ => a == ACCEPT && t == eof,
-            };
-            if !ok {
+        // Row by row: no division per entry (this runs at every blob load).
+        let n_rules = rule_lhs.len();
+        let bad = |a: u32, t: u32| match a & 3 {
+            0 => a != 0,
+            TAG_SHIFT => a >> 2 >= n_states,
+            TAG_REDUCE => (a >> 2) as usize >= n_rules,
+            _ => a != ACCEPT || t != eof,
+        };
+        for (s, row) in action.chunks_exact(n_terminals as usize).enumerate() {
+            if let Some(t) = (0..n_terminals).find(|&t| bad(row[t as usize], t)) {
+                let a = row[t as usize];
                 return Err(err!(BlobCorrupt, "LR tables: bad action {a:#x} in state {s} on terminal {t}"));
             }
         }
@@ -368,6 +370,22 @@ impl LrCursor<'_> {
     #[inline]
     pub fn top(&self) -> u32 {
         self.sim.top
+    }
+
+    /// The depth (counted from the bottom, 1 = bottom node) of the lowest
+    /// node of the persistent stack this cursor has read so far; with
+    /// `top2`, also counting what [`LrCursor::top2`] reads (0: it read that
+    /// the bottom has no parent). Everything the cursor did depends only on
+    /// the stack's nodes from the top down to that one (and, when it is 1 or
+    /// less, on where the bottom is).
+    #[inline]
+    pub fn low(&self, top2: bool) -> usize {
+        let d = self.sim.base.depth();
+        if top2 && self.sim.n == 0 && self.sim.spill.is_empty() {
+            d - 1
+        } else {
+            d
+        }
     }
 }
 

@@ -302,23 +302,118 @@ fn positions(lexer: &Lexer) -> (Vec<u32>, Vec<u32>) {
 fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut dyn FnMut(&str)) -> RawStore {
     let (q_base, q_target) = positions(lexer);
     let cx = step_ctx(lexer, grammar);
-    let mut seqs = SeqInterner::new();
-    let mut entries = Vec::with_capacity(q_target.len());
-    let mut transitions = 0u64;
-    let mut w = Walker::default();
     let nq = q_target.len();
-    let mut last = Instant::now();
+    // Position q's lexer state.
+    let mut q_lex = vec![0u32; nq];
     for l in 0..lexer.n_states() {
-        for q in q_base[l]..q_base[l + 1] {
-            entries.push(w.entries(cx, trie, &mut seqs, l as u32, q_target[q as usize], &mut transitions));
-            if last.elapsed().as_secs() >= 5 {
-                progress(&format!("  token walk: {}/{} positions", q + 1, nq));
-                last = Instant::now();
-            }
+        q_lex[q_base[l] as usize..q_base[l + 1] as usize].fill(l as u32);
+    }
+    // Each position's entries depend on nothing but the position, so the
+    // positions are shared out among threads (natively); every thread has
+    // its own walker, sequence interner and lexeme-loop cache. The result
+    // does not depend on the number of threads.
+    let walk_some = |qs: &mut dyn Iterator<Item = usize>, done: &dyn Fn()| -> (Vec<(usize, Entries)>, u64) {
+        let (mut w, mut seqs, mut transitions) = (Walker::default(), SeqInterner::new(), 0u64);
+        let mut loops: HashMap<Vec<u32>, Rc<LoopWalk>> = HashMap::new();
+        let mut out = Vec::new();
+        for q in qs {
+            let mut lw = |sig: &[u32]| loops.entry(sig.to_vec()).or_insert_with(|| Rc::new(loop_walk(trie, sig))).clone();
+            out.push((q, w.entries_via_loop(cx, trie, &mut lw, &mut seqs, q_lex[q], q_target[q], &mut transitions)));
+            done();
         }
+        (out, transitions)
+    };
+    let mut entries: Vec<Entries> = vec![Vec::new(); nq];
+    let mut transitions = 0u64;
+    let threads = walk_threads();
+    if threads <= 1 {
+        let (n, last, report) = (std::cell::Cell::new(0usize), std::cell::Cell::new(Instant::now()), RefCell::new(progress));
+        let (out, t) = walk_some(&mut (0..nq), &|| {
+            n.set(n.get() + 1);
+            if last.get().elapsed().as_secs() >= 5 {
+                (report.borrow_mut())(&format!("  token walk: {}/{} positions", n.get(), nq));
+                last.set(Instant::now());
+            }
+        });
+        for (q, e) in out {
+            entries[q] = e;
+        }
+        transitions += t;
+    } else {
+        walk_parallel(threads, nq, &walk_some, &mut entries, &mut transitions, progress);
     }
     let always = vec![Vec::new(); q_target.len()];
     RawStore { q_base, q_target, entries, always, transitions }
+}
+
+/// The positions' walk over some positions: (position, entries) and the
+/// token transitions taken; `done` after each position.
+type WalkSome<'a> = dyn Fn(&mut dyn Iterator<Item = usize>, &dyn Fn()) -> (Vec<(usize, Entries)>, u64) + Sync + 'a;
+
+/// Threads for the token walk: `GRAMMASK_THREADS` if set, else the
+/// machine's parallelism (at most 8); 1 in wasm.
+fn walk_threads() -> usize {
+    #[cfg(target_arch = "wasm32")]
+    {
+        1
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        match std::env::var("GRAMMASK_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
+            Some(n) => n.clamp(1, 64),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn walk_parallel(_: usize, _: usize, _: &WalkSome<'_>, _: &mut [Entries], _: &mut u64, _: &mut dyn FnMut(&str)) {
+    unreachable!("the token walk takes one thread in wasm")
+}
+
+/// The walk on `threads` threads, positions handed out one by one from a
+/// shared counter; progress is reported from this thread.
+#[cfg(not(target_arch = "wasm32"))]
+fn walk_parallel(
+    threads: usize,
+    nq: usize,
+    walk_some: &WalkSome<'_>,
+    entries: &mut [Entries],
+    transitions: &mut u64,
+    progress: &mut dyn FnMut(&str),
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut qs = std::iter::from_fn(|| {
+                        let q = next.fetch_add(1, Ordering::Relaxed);
+                        (q < nq).then_some(q)
+                    });
+                    walk_some(&mut qs, &|| {
+                        done.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+            })
+            .collect();
+        let mut last = Instant::now();
+        while handles.iter().any(|h| !h.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if last.elapsed().as_secs() >= 5 {
+                progress(&format!("  token walk: {}/{} positions", done.load(Ordering::Relaxed), nq));
+                last = Instant::now();
+            }
+        }
+        for h in handles {
+            let (out, t) = h.join().expect("token walk thread");
+            for (q, e) in out {
+                entries[q] = e;
+            }
+            *transitions += t;
+        }
+    });
 }
 
 #[derive(Clone, Default)]
@@ -432,17 +527,17 @@ impl Walker {
     fn entries_via_loop(
         &mut self,
         cx: StepCtx<'_>,
-        pv: &PreparedVocab,
+        trie: &TokenTrie,
+        loop_walks: &mut dyn FnMut(&[u32]) -> Rc<LoopWalk>,
         seqs: &mut SeqInterner,
         l: u32,
         x: u32,
         transitions: &mut u64,
     ) -> Entries {
         let Some((sig, order)) = lexeme_loop(cx, l, x) else {
-            return self.entries(cx, pv.trie(), seqs, l, x, transitions);
+            return self.entries(cx, trie, seqs, l, x, transitions);
         };
-        let lw = pv.loop_walk(&sig, |trie| loop_walk(trie, &sig));
-        let trie = pv.trie();
+        let lw = loop_walks(&sig);
         let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
         for &(f, ps) in &lw.frontier {
             self.arena.clear();
@@ -505,6 +600,7 @@ impl Walker {
                     toks.sort_unstable();
                 }
                 toks.dedup();
+                toks.shrink_to_fit();
                 let mut s = Vec::new();
                 seqs.get(sid, &mut s);
                 // Trailing indentation events never decide anything: the
@@ -542,7 +638,7 @@ const SIG_HEADER: usize = 257;
 fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
-    if x == NO_TARGET || x == cx.newline || lx.is_winner(LexStateId(l), xt) {
+    if x == NO_TARGET || x == cx.newline || lx.may_win(LexStateId(l), xt) {
         return None;
     }
     let nc = lx.n_classes();
@@ -570,7 +666,7 @@ fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> 
             } else {
                 match lx.cont(s, b) {
                     Some(l2) if lx.can_complete(l2, xt) => {
-                        if lx.is_winner(l2, xt) {
+                        if lx.may_win(l2, xt) {
                             LOOP_EXIT
                         } else if let Some(&k) = index.get(&l2.0) {
                             k
@@ -796,7 +892,9 @@ impl Lazy {
     pub fn compute(&mut self, store: &MaskStore, t: &mut Tables, q: QId) {
         let (l, x) = store.q_parts(q);
         let cx = step_ctx(&store.lexer, &store.grammar);
-        let list = self.walker.entries_via_loop(cx, &self.pv, &mut self.seqs, l, x, &mut self.transitions);
+        let pv = &self.pv;
+        let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
+        let list = self.walker.entries_via_loop(cx, pv.trie(), &mut lw, &mut self.seqs, l, x, &mut self.transitions);
         let none = super::streamline::ContextVerdicts::default();
         self.asm.add(t, &store.grammar, &none, q as usize, x, &list, &[]);
         self.done[q as usize] = true;

@@ -85,9 +85,13 @@ pub struct Tables {
     /// Per item: its token set.
     pub(crate) item_set: Vec<u32>,
     /// Per stored entry: the length of the prefix its sequence shares with
-    /// the previous stored entry's (saturated at 255; computed when entries
-    /// are added or loaded, not stored). Lets the matcher skip the entries
-    /// under a rejected prefix without reading their sequences. See
+    /// the previous stored entry's (saturated at 255; not stored in blobs).
+    /// Lets the matcher skip the entries under a rejected prefix without
+    /// reading their sequences. Computed per entry range on a position's
+    /// first visit ([`MaskStore::ensure`]), not at load: until then the
+    /// values are 0, which only means "shares nothing" (never wrong, just
+    /// no skipping). The matcher never reads the value of a range's first
+    /// entry, so it marks the range as computed (1). See
     /// [`Tables::sync_lcp`].
     pub(crate) entry_lcp: Vec<u8>,
     pub(crate) sets: TokenSets,
@@ -143,13 +147,31 @@ impl Tables {
         self.item_set[self.entry_item[e] as usize]
     }
 
-    /// Extend `entry_lcp` to the stored entries added since the last call
-    /// (indices must be valid).
+    /// Extend `entry_lcp` to the stored entries added since the last call,
+    /// not computed yet (see [`Tables::entry_lcp`]).
     pub(crate) fn sync_lcp(&mut self) {
-        for e in self.entry_lcp.len()..self.entry_item.len() {
-            let l = if e == 0 { 0 } else { self.entry_seq(e - 1).iter().zip(self.entry_seq(e)).take_while(|(a, b)| a == b).count() };
-            self.entry_lcp.push(l.min(255) as u8);
+        self.entry_lcp.resize(self.entry_item.len(), 0);
+    }
+
+    /// Whether position `q`'s entry range still needs its shared-prefix lengths.
+    #[inline]
+    fn lcp_pending(&self, q: QId) -> bool {
+        let r = self.entries(q);
+        r.len() > 1 && self.entry_lcp.get(r.start) == Some(&0)
+    }
+
+    /// Compute the shared-prefix lengths of `q`'s entry range (indices must
+    /// be valid: the store was validated).
+    fn compute_lcp(&mut self, q: QId) {
+        let r = self.entries(q);
+        if r.len() < 2 || r.end > self.entry_lcp.len() {
+            return;
         }
+        for e in r.start + 1..r.end {
+            let l = self.entry_seq(e - 1).iter().zip(self.entry_seq(e)).take_while(|(a, b)| a == b).count();
+            self.entry_lcp[e] = l.min(255) as u8;
+        }
+        self.entry_lcp[r.start] = 1;
     }
 }
 
@@ -341,20 +363,28 @@ impl MaskStore {
         }
     }
 
-    /// Make sure positions `qs` have their entries (a no-op for a complete store).
+    /// Make sure positions `qs` have their entries (computed on first visit
+    /// for a store compiled per request) and their entries' shared-prefix
+    /// lengths (computed on first visit for every store).
     #[inline]
-    pub fn ensure(&self, qs: impl IntoIterator<Item = QId>) {
+    pub fn ensure(&self, qs: impl IntoIterator<Item = QId> + Clone) {
         #[cfg(feature = "compiler")]
         if let Some(l) = &self.lazy {
             let mut l = l.borrow_mut();
-            for q in qs {
+            for q in qs.clone() {
                 if !l.has(q) {
                     l.compute(self, &mut self.tables.borrow_mut(), q);
                 }
             }
         }
-        #[cfg(not(feature = "compiler"))]
-        let _ = qs;
+        if qs.clone().into_iter().any(|q| self.tables.borrow().lcp_pending(q)) {
+            let mut t = self.tables.borrow_mut();
+            for q in qs {
+                if t.lcp_pending(q) {
+                    t.compute_lcp(q);
+                }
+            }
+        }
     }
 
     /// Compute every position (before writing a blob, or for stats).

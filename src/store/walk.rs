@@ -62,9 +62,10 @@ pub fn step(cx: StepCtx<'_>, l: u32, x: u32, b: u8, out: &mut impl FnMut(u32, u3
             out(l2.0, x, &buf[..n]);
         }
     }
-    // End the lexeme here (only if the target wins here) and start a new one with `b`.
+    // End the lexeme here (only if the target wins here, before `b`) and
+    // start a new one with `b`.
     let xt = crate::ids::TerminalId(x);
-    if !lx.is_winner(s, xt) {
+    if !lx.is_winner_before(s, xt, b) {
         return;
     }
     if lx.contextual().is_none() {

@@ -69,7 +69,9 @@
 //! contextual lexing tables; entry sequences may hold mode symbols (`n_terminals +
 //! 5 + mode`, see `parser::indent::Events`). Version 6: packed token bytes in
 //! `VOCB` (pairs of earlier tokens, see [`crate::vocab::pack`]) and xor token
-//! sets (a base set plus toggled ids, see [`super::sets`]).
+//! sets (a base set plus toggled ids, see [`super::sets`]). Version 7: lexer
+//! winners that depend on the next byte (`LEXR` ends with `gw_row`, `gw_off`,
+//! `gw`: guarded accepts of `(?!...)` lookaheads, see [`crate::lexer::Lexer::winners_before`]).
 //!
 //! ## Safety
 //! [`MaskStore::from_bytes`] never panics and never reads out of bounds: every
@@ -85,7 +87,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub const MAGIC: &[u8; 8] = b"GRAMMASK";
 pub const ENDIAN_MARK: u32 = 0x0102_0304;
 /// Bump on any format change.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// The sections, in blob order.
 pub const SECTION_TAGS: [&[u8; 4]; 8] = [b"LEXR", b"LALR", b"INDT", b"VOCB", b"POSN", b"CTXV", b"SETS", b"INFO"];
 
@@ -683,6 +685,7 @@ fn write_lexer(l: &crate::lexer::Lexer, w: &mut SectionWriter) {
             w.u32s(&c.combo_key).u32s(&c.combo_state).u32s(&c.next_off).u32s(&c.next).u32s(&c.state_mode);
         }
     }
+    w.u32s(p.gw_row).u32s(p.gw_off).u32s(&ids(p.gw));
 }
 
 fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
@@ -715,6 +718,7 @@ fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
         }),
         _ => return Err(r.corrupt("contextual flag")),
     };
+    let (gw_row, gw_off, gw) = (r.u32s()?, r.u32s()?, to_ids(r.u32s()?));
     r.finish()?;
     crate::lexer::Lexer::from_parts(crate::lexer::LexerParts {
         classes: &classes,
@@ -731,6 +735,9 @@ fn read_lexer(r: &mut SectionReader<'_>) -> Result<crate::lexer::Lexer> {
         n_terminals,
         ignored: &ignored,
         ctx: ctx.as_ref(),
+        gw_row: &gw_row,
+        gw_off: &gw_off,
+        gw: &gw,
     })
 }
 

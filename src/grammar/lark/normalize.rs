@@ -885,7 +885,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     // Assemble.
     let mut terminals = Vec::new();
     let mut tid: HashMap<&str, TerminalId> = HashMap::new();
-    let parser = || regex_syntax::ParserBuilder::new().build();
+    let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
         let (pattern, lark) = match &t.pat {
             None => (TerminalPattern::Declared, None),

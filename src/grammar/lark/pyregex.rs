@@ -14,7 +14,11 @@
 //! - verbose mode (`x` flag or a leading `(?x)`) is applied here: whitespace and
 //!   `#` comments outside sets are removed, so the output never needs `x`.
 //!
-//! Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and backreferences (`\1`,
+//! A negative lookahead `(?!body)` whose body translates (no nested
+//! lookaround) is written in the lexer's marker encoding (see
+//! `lexer::table`, "One-character negative lookahead"): the lexer compiles
+//! it when it is exact and refuses it otherwise. Other lookaround (`(?=`,
+//! `(?<=`, `(?<!`, a `(?!` that does not translate) and backreferences (`\1`,
 //! `(?P=name)`) cannot be expressed; they are *reported* in
 //! [`Translated::unsupported`] (so the caller can list every offending terminal
 //! at once) rather than failing immediately. Anything else that cannot be
@@ -25,8 +29,12 @@
 pub(crate) struct Translated {
     /// regex-syntax dialect (meaningless when `unsupported` is non-empty).
     pub regex: String,
-    /// Constructs we cannot support, e.g. ``lookahead `(?!` ``.
+    /// Constructs we cannot support, e.g. ``lookahead `(?=` ``.
     pub unsupported: Vec<String>,
+    /// Negative lookaheads `(?!...)` written in the lexer's marker encoding
+    /// ([`crate::lexer::table::lookahead_regex`]); the lexer compiles the
+    /// exact forms and refuses the others.
+    pub lookaheads: usize,
 }
 
 /// Pushes `c` as a literal that is safe anywhere (inside or outside a set).
@@ -244,30 +252,245 @@ fn brace_quantifier(chars: &[char], i: usize) -> Option<(String, usize)> {
     Some((q, j + 1 - i))
 }
 
-/// Lark's escaped-string idiom (common.lark's `ESCAPED_STRING`):
-/// `Q.*?(?<!\\)(\\\\)*?Q` with `Q` a quote character, the idiom at the end of
-/// the pattern (only group closings after the final `Q`) and no `s` flag:
-/// the lazy match ends at the first `Q` preceded by an even number of
-/// backslashes, which is exactly `Q(?:[^Q\\\n]|\\[^\n])*Q`. Returns the length
-/// of `.*?(?<!\\)(\\\\)*?` when `chars[at..]` starts the idiom.
-fn escaped_string_idiom(chars: &[char], at: usize) -> Option<usize> {
+/// The index just past the atom at `chars[i]` when it is an escape (`\x`)
+/// or a character set (`[...]`, Python's rules for a leading `^` and `]`);
+/// `i + 1` otherwise.
+fn atom_end(chars: &[char], mut i: usize) -> usize {
+    match chars[i] {
+        '\\' => i += 1,
+        '[' => {
+            i += 1;
+            if chars.get(i) == Some(&'^') {
+                i += 1;
+            }
+            if chars.get(i) == Some(&']') {
+                i += 1;
+            }
+            while i < chars.len() && chars[i] != ']' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+        }
+        _ => {}
+    }
+    (i + 1).min(chars.len())
+}
+
+/// The index of the `)` that closes a group whose content starts at
+/// `chars[i]` (escapes and character sets skipped), if any.
+fn group_end(chars: &[char], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while i < chars.len() {
+        match chars[i] {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some(i),
+            ')' => depth -= 1,
+            _ => {}
+        }
+        i = atom_end(chars, i);
+    }
+    None
+}
+
+/// The pattern that follows a point inside a pattern, given the text after
+/// it: the rest of its own alternative (a `|` skips to the end of the
+/// enclosing group), then what follows each enclosing group.
+fn continuation(rest: &[char]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    let mut depth = 0usize;
+    let mut skipping = false; // inside an alternative that is not taken
+    let mut skip_depth = 0usize;
+    while i < rest.len() {
+        let c = rest[i];
+        let start = i;
+        i = atom_end(rest, i);
+        let piece: String = rest[start..i].iter().collect();
+        if skipping {
+            match c {
+                '(' => skip_depth += 1,
+                ')' if skip_depth == 0 => skipping = false, // the enclosing group ends
+                ')' => skip_depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '(' => {
+                depth += 1;
+                out.push_str(&piece);
+            }
+            ')' if depth == 0 => {} // closes a group opened before the point
+            ')' => {
+                depth -= 1;
+                out.push_str(&piece);
+            }
+            '|' if depth == 0 => {
+                skipping = true;
+                skip_depth = 0;
+            }
+            _ => out.push_str(&piece),
+        }
+    }
+    out
+}
+
+/// Whether a Python pattern (without lookaround) can match the empty
+/// string, so that it never fails to match.
+fn always_matches(pattern: &str) -> bool {
+    let Ok(t) = translate(pattern, false) else { return false };
+    if !t.unsupported.is_empty() || t.lookaheads > 0 {
+        return false;
+    }
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(&t.regex)
+        .is_ok_and(|h| h.properties().minimum_len() == Some(0))
+}
+
+/// Whether `.` matches a newline in the whole pattern: `Some(true)` for a
+/// leading `(?s)` or a `(?..s..:...)` group around everything (Lark writes
+/// flags so), `Some(false)` without any `s` flag, `None` when an `s` flag
+/// covers only part of the pattern (or is switched off).
+fn dotall(chars: &[char]) -> Option<bool> {
+    let mut found = false;
+    let mut i = 0;
+    while i + 1 < chars.len() {
+        if chars[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if chars[i] == '(' && chars[i + 1] == '?' {
+            let mut j = i + 2;
+            while j < chars.len() && "aiLmsux-".contains(chars[j]) {
+                j += 1;
+            }
+            let flags: String = chars[i + 2..j].iter().collect();
+            if matches!(chars.get(j), Some(':') | Some(')')) && flags.contains('s') {
+                let whole = i == 0
+                    && !flags.split('-').nth(1).is_some_and(|neg| neg.contains('s'))
+                    && (chars[j] == ')' || group_end(chars, j + 1) == Some(chars.len() - 1));
+                if !whole {
+                    return None;
+                }
+                found = true;
+            }
+        }
+        i += 1;
+    }
+    Some(found)
+}
+
+/// A lookbehind `(?<!C)` / `(?<=C)` at `chars[at]` (the `(`) right after a
+/// literal character `c` of the pattern (a quote or an ASCII letter or
+/// digit, not escaped, so the text before the lookbehind ends with exactly
+/// `c`), where `C` is one character or a class: it always holds or always
+/// fails, whatever the text (syncode's `"""(?<!\\)`). Returns the index of
+/// the closing `)` and whether it holds; `None` for any other lookbehind.
+fn settled_lookbehind(chars: &[char], at: usize) -> Option<(usize, bool)> {
+    let negative = match (chars.get(at + 1), chars.get(at + 2), chars.get(at + 3)) {
+        (Some('?'), Some('<'), Some('!')) => true,
+        (Some('?'), Some('<'), Some('=')) => false,
+        _ => return None,
+    };
+    let c = *chars.get(at.checked_sub(1)?)?;
+    if !(matches!(c, '"' | '\'' | '`') || c.is_ascii_alphanumeric()) || at >= 2 && chars[at - 2] == '\\' {
+        return None;
+    }
+    let end = group_end(chars, at + 4)?;
+    let body: String = chars[at + 4..end].iter().collect();
+    let t = translate(&body, false).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads == 0)?;
+    // One character, with or without the case-insensitive flag (both must agree).
+    let member = |re: &str| -> Option<bool> {
+        let hir = regex_syntax::ParserBuilder::new().build().parse(re).ok()?;
+        let one = matches!(hir.kind(), regex_syntax::hir::HirKind::Class(_))
+            || matches!(hir.kind(), regex_syntax::hir::HirKind::Literal(l) if std::str::from_utf8(&l.0).is_ok_and(|s| s.chars().count() == 1));
+        if !one {
+            return None;
+        }
+        let mut buf = [0u8; 4];
+        let text = c.encode_utf8(&mut buf);
+        Some(match hir.kind() {
+            regex_syntax::hir::HirKind::Literal(l) => l.0.as_ref() == text.as_bytes(),
+            regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(u)) => u.ranges().iter().any(|r| r.start() <= c && c <= r.end()),
+            regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Bytes(b)) => {
+                c.is_ascii() && b.ranges().iter().any(|r| r.start() <= c as u8 && c as u8 <= r.end())
+            }
+            _ => return None,
+        })
+    };
+    let (plain, folded) = (member(&t.regex)?, member(&format!("(?i:{})", t.regex))?);
+    (plain == folded).then_some((end, plain != negative))
+}
+
+/// Lark's escaped-string idioms, lazy matches that end at the first closing
+/// quote preceded by an even number of backslashes (`Q` is `"`, `'` or
+/// `` ` ``, not escaped; after the closing quote only pattern that can match
+/// the empty string, so it never fails and the lazy part never extends):
+/// - `Q.*?(?<!\\)(\\\\)*?Q` (common.lark's `ESCAPED_STRING`, lark.lark's
+///   `STRING: _STRING "i"?`) is exactly `Q(?:X)*Q`, where `X` is one
+///   character other than `Q` and `\`, or `\` and any character (`.`'s
+///   newline rule applies: without the `s` flag neither is a newline);
+/// - `Q(?!QQ).*?(?<!\\)(\\\\)*?Q` (Lark's python.lark `STRING`) is
+///   `Q(?:(?:X)+Q|Q(?!Q))`: the lookahead matters only for the empty string,
+///   which must not be followed by a third `Q` (a one-character lookahead
+///   the lexer compiles);
+/// - `QQQ.*?(?<!\\)(\\\\)*?QQQ` (python.lark's `LONG_STRING`) is
+///   `QQQ(?:X|QX|QQX)*QQQ`: the body holds no unescaped `QQQ`.
+///
+/// `at` is the index of the `.` after the opening quote(s) or of the `(` of
+/// the `(?!QQ)`; returns how many characters the translation covers from
+/// `at` on, the regex-syntax text, and whether it used a lookahead.
+fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, String, bool)> {
     const IDIOM: &str = r".*?(?<!\\)(\\\\)*?";
     let n = IDIOM.chars().count();
+    let starts = |k: usize, s: &str| s.chars().enumerate().all(|(m, c)| chars.get(k + m) == Some(&c));
+    let is_q = |c: char| matches!(c, '"' | '\'' | '`');
+    let unescaped = |k: usize| k == 0 || chars[k - 1] != '\\';
     let q = *chars.get(at.checked_sub(1)?)?;
-    if !matches!(q, '"' | '\'' | '`') || at >= 2 && chars[at - 2] == '\\' {
+    if !is_q(q) || !(starts(at, IDIOM) || starts(at, "(?!")) {
         return None;
     }
-    if !IDIOM.chars().zip(chars[at..].iter()).all(|(a, b)| a == *b) || chars.len() < at + n + 1 || chars[at + n] != q {
-        return None;
+    let dot = dotall(chars)?;
+    let mut ql = String::new();
+    push_literal(&mut ql, q);
+    let x = if dot { format!(r"(?:[^{ql}\\]|\\[\s\S])") } else { format!(r"(?:[^{ql}\\\n]|\\[^\n])") };
+    let nullable_after = |k: usize| always_matches(&continuation(&chars[k.min(chars.len())..]));
+    match chars[at] {
+        '.' if at >= 3 && chars[at - 2] == q && chars[at - 3] == q && unescaped(at - 3) => {
+            let close = at + n;
+            let qqq: String = std::iter::repeat_n(q, 3).collect();
+            (starts(at, IDIOM) && starts(close, &qqq) && nullable_after(close + 3))
+                .then(|| (n, format!("(?:{x}|{ql}{x}|{ql}{ql}{x})*"), false))
+        }
+        '.' if unescaped(at - 1) => {
+            (starts(at, IDIOM) && chars.get(at + n) == Some(&q) && nullable_after(at + n + 1)).then(|| (n, format!("{x}*"), false))
+        }
+        '(' if unescaped(at - 1) => {
+            let la: String = format!("(?!{q}{q})");
+            let p = at + la.chars().count();
+            if !starts(at, &la) {
+                return None;
+            }
+            // With the backslash idiom, or a plain lazy `.*?` to the first `Q`.
+            let (len, body) = if starts(p, IDIOM) {
+                (n, x)
+            } else if starts(p, ".*?") {
+                (3, if dot { format!("[^{ql}]") } else { format!(r"[^{ql}\n]") })
+            } else {
+                return None;
+            };
+            if !(chars.get(p + len) == Some(&q) && nullable_after(p + len + 1)) {
+                return None;
+            }
+            let guard = crate::lexer::table::lookahead_regex(lookaheads, &ql)?;
+            Some((p + len + 1 - at, format!("(?:{body}+{ql}|{ql}{guard})"), true))
+        }
+        _ => None,
     }
-    if !chars[at + n + 1..].iter().all(|&c| c == ')') {
-        return None;
-    }
-    let src: String = chars.iter().collect();
-    if src.contains("(?s") {
-        return None;
-    }
-    Some(n)
 }
 
 /// Translates a Python regex (the text between the slashes, Lark escapes
@@ -276,24 +499,23 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
     let chars: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len() + 8);
     let mut unsupported = Vec::new();
+    let mut lookaheads = 0;
     // Verbose mode of the enclosing groups (`(?x:...)` is scoped).
     let mut groups: Vec<bool> = Vec::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         i += 1;
-        if c == '(' && !(chars.get(i) == Some(&'?') && chars.get(i + 1) == Some(&'#')) {
-            groups.push(verbose);
-        }
-        if c == '.' {
-            if let Some(n) = escaped_string_idiom(&chars, i - 1) {
-                let q = chars[i - 2];
-                out.push_str("(?:[^");
-                push_literal(&mut out, q);
-                out.push_str("\\\\\\n]|\\\\[^\\n])*");
+        if c == '.' || c == '(' {
+            if let Some((n, emit, used)) = string_idiom(&chars, i - 1, lookaheads) {
+                out.push_str(&emit);
+                lookaheads += used as usize;
                 i += n - 1;
                 continue;
             }
+        }
+        if c == '(' && !(chars.get(i) == Some(&'?') && chars.get(i + 1) == Some(&'#')) {
+            groups.push(verbose);
         }
         match c {
             '\\' => {
@@ -348,10 +570,36 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
             '(' if chars.get(i) == Some(&'?') => {
                 i += 1;
                 let rest = |k: usize, s: &str| s.chars().enumerate().all(|(n, c)| chars.get(k + n) == Some(&c));
-                if rest(i, "=") || rest(i, "!") {
-                    unsupported.push(format!("lookahead `(?{}`", chars[i]));
+                let body = if rest(i, "!") { group_end(&chars, i + 1) } else { None };
+                let body = body.and_then(|end| {
+                    let text: String = chars[i + 1..end].iter().collect();
+                    let inner = translate(&text, verbose).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads == 0)?;
+                    crate::lexer::table::lookahead_regex(lookaheads, &inner.regex).map(|rx| (end, rx))
+                });
+                if let Some((end, rx)) = body {
+                    // One-character negative lookahead: the lexer decides
+                    // whether it compiles exactly (lexer::table).
+                    out.push_str(&rx);
+                    lookaheads += 1;
+                    i = end + 1;
+                    groups.pop();
+                } else if rest(i, "=") || rest(i, "!") {
+                    let why = match chars[i] {
+                        '=' => "",
+                        _ if lookaheads >= crate::lexer::table::MAX_LOOKAHEADS => " (more than 4 in one terminal)",
+                        _ => " (with lookaround inside)",
+                    };
+                    unsupported.push(format!("lookahead `(?{}`{why}", chars[i]));
                     i += 1;
                     out.push_str("(?:");
+                } else if let Some((end, holds)) = settled_lookbehind(&chars, i - 2) {
+                    // A lookbehind on the literal character just before it:
+                    // always true (dropped) or always false (never matches).
+                    if !holds {
+                        out.push_str(r"[^\s\S]");
+                    }
+                    i = end + 1;
+                    groups.pop();
                 } else if rest(i, "<=") || rest(i, "<!") {
                     unsupported.push(format!("lookbehind `(?<{}`", chars[i + 1]));
                     i += 2;
@@ -462,7 +710,7 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
             c => out.push(c),
         }
     }
-    Ok(Translated { regex: out, unsupported })
+    Ok(Translated { regex: out, unsupported, lookaheads })
 }
 
 /// Lark's `eval_escaping`: the text between the quotes or slashes of a
@@ -598,9 +846,56 @@ mod tests {
     }
 
     #[test]
+    fn escaped_string_idiom_with_a_suffix() {
+        let body = r#"(?:[^\"\\\n]|\\[^\n])*"#;
+        // Lark's lark.lark STRING: the idiom, then an optional flag.
+        let t = translate(r#"".*?(?<!\\)(\\\\)*?"(?:i)?"#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert_eq!(t.regex, format!(r#""{body}"(?:i)?"#));
+        // A suffix that can fail would make the lazy match go on: refused.
+        let t = translate(r#"".*?(?<!\\)(\\\\)*?"x"#, false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        // Lark's python.lark STRING: the empty string keeps a one-character lookahead.
+        let t = translate(r#"([ubf]?r?|r[ubf])("(?!"").*?(?<!\\)(\\\\)*?"|'(?!'').*?(?<!\\)(\\\\)*?')"#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert_eq!(t.lookaheads, 2);
+        // LONG_STRING, with Lark's flag group: `.` matches newlines.
+        let t = translate(r#"(?is:([ubf]?r?|r[ubf])(""".*?(?<!\\)(\\\\)*?"""|'''.*?(?<!\\)(\\\\)*?'''))"#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert!(t.regex.contains(r#""""(?:(?:[^\"\\]|\\[\s\S])|\"(?:[^\"\\]|\\[\s\S])|"#), "{}", t.regex);
+        // An `s` flag over part of the pattern: not the idiom.
+        let t = translate(r#"(?s:a)".*?(?<!\\)(\\\\)*?""#, false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        // A lookbehind on the literal character just before it is settled.
+        let t = translate(r#""""(?<!\\).*?""""#, false).unwrap();
+        assert!(t.unsupported.is_empty(), "{t:?}");
+        assert_eq!(t.regex, r#""""(?:.*?)""""#.replace("(?:.*?)", ".*?"));
+        let t = translate(r"a\\(?<!\\)b", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        let t = translate(r"x(?<=[a-z])y", false).unwrap();
+        assert_eq!((t.regex.as_str(), t.unsupported.len()), ("xy", 0));
+        let t = translate(r"x(?<![a-z])y", false).unwrap();
+        assert_eq!(t.regex, r"x[^\s\S]y");
+        let t = translate(r"x+(?<!x)", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        // syncode's STRING: `(?!QQ)` then a plain lazy `.*?` to the quote.
+        let t = translate(r#"(?is:[ubf]?r?("(?!"").*?"|'(?!'').*?'))"#, false).unwrap();
+        assert!(t.unsupported.is_empty() && t.lookaheads == 2, "{t:?}");
+        assert_eq!(continuation(&"a|b)c?".chars().collect::<Vec<_>>()), "ac?");
+        assert_eq!(continuation(&"(?:x|y)z)|w".chars().collect::<Vec<_>>()), "(?:x|y)z");
+    }
+
+    #[test]
     fn unsupported_reported() {
+        // `(?!` is encoded for the lexer (which decides), the rest reported.
         let t = translate(r#""(?!"").*?(?<!\\)""#, false).unwrap();
-        assert_eq!(t.unsupported, vec!["lookahead `(?!`", "lookbehind `(?<!`"]);
+        assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
+        assert_eq!(t.lookaheads, 1);
+        let t = translate(r"a(?=b)", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookahead `(?=`"]);
+        // A lookahead holding lookaround is reported, not encoded.
+        let t = translate(r"a(?!b(?!c))", false).unwrap();
+        assert_eq!(t.unsupported, vec!["lookahead `(?!` (with lookaround inside)"]);
         let t = translate(r"(a)\1", false).unwrap();
         assert_eq!(t.unsupported, vec![r"backreference `\1`"]);
         let t = translate(r"(?P<x>a)(?P=x)", false).unwrap();

@@ -83,6 +83,7 @@ fn context_verdicts(
     let lr = lr::LrProver::new(&grammar.tables, 16);
     let bracket: Vec<i8> = grammar.indent.as_ref().map_or(Vec::new(), |r| r.bracket.clone());
     let indent = grammar.indent.as_ref().map_or(u32::MAX, |r| r.indent);
+    let dedent = grammar.indent.as_ref().map(|r| r.dedent);
     // Without `%indent` the layout never tracks brackets.
     let modes: &[u32] = if grammar.indent.is_some() { &[MODE_DIRECT, MODE_IN_BRACKETS] } else { &[MODE_DIRECT] };
     let mut per_x: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
@@ -128,12 +129,22 @@ fn context_verdicts(
         // After a newline the layout is pending: only the modes where the
         // next terminal keeps the block or opens one are decided here.
         let modes: &[u32] = if x == newline { &[MODE_PENDING_SAME, MODE_PENDING_INDENT] } else { modes };
-        let ctxs: Vec<(u32, u32, u32)> = lr
+        let mut ctxs: Vec<(u32, u32, u32)> = lr
             .entered_by(TerminalId(x))
             .iter()
             .flat_map(|&s0| lr.preds(s0).iter().map(move |&t| (s0, t)))
             .flat_map(|(s0, t)| modes.iter().map(move |&m| (s0, t, m)))
             .collect();
+        // After a newline that dedents, the matcher looks the sequences up in
+        // the context reached by the DEDENTs (`IncCursor::dedent_context`):
+        // a state entered by DEDENT, then a real terminal fed directly.
+        if let Some(d) = dedent.filter(|_| x == newline) {
+            ctxs.extend(
+                lr.entered_by(TerminalId(d))
+                    .iter()
+                    .flat_map(|&s0| lr.preds(s0).iter().map(move |&t| (s0, t, MODE_PENDING_SAME))),
+            );
+        }
         if seqs.is_empty() || ctxs.is_empty() {
             continue;
         }
