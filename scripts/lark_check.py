@@ -5,7 +5,8 @@ The grammar is loaded as Lark(parser='lalr', lexer='basic', strict=True): strict
 Lark raise on any shift/reduce conflict, like grammask. grammask's `%indent NL INDENT
 DEDENT` directive is removed from the text and replaced by a lark Indenter postlexer
 built from it; a final newline is appended to Python sources that lack one (grammask
-synthesizes it).
+synthesizes it). `%lexer` and `%reject` lines are removed (Lark has no such directives;
+without `%reject`, Lark drops those terminals, so it accepts what they make grammask refuse).
 
 Usage:
   lark_check.py python PATHS...        parse .py files (dirs are walked); reference = ast.parse
@@ -42,7 +43,7 @@ GRAMMARS = os.path.join(HERE, "..", "grammars")
 
 def load(grammar_path, start=None, strict=True):
     text = open(grammar_path, encoding="utf-8").read()
-    text = re.sub(r"^%lexer\s+\w+\s*$", "", text, flags=re.M)
+    text = re.sub(r"^%(?:lexer|reject)\s+\w+(?:\s+\w+)*\s*$", "", text, flags=re.M)
     m = re.search(r"^%indent\s+(\w+)\s+(\w+)\s+(\w+)\s*$", text, re.M)
     postlex = None
     if m:

@@ -83,7 +83,7 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
                 cfg.conflicts = cfg.conflicts.strict();
             }
             if let Some(m) = o.lexer {
-                cfg.lexer = m;
+                crate::grammar::lark::set_lexer(&mut cfg, m)?;
             }
             // The conflicts Lark's rules settle are reported as warnings.
             let warnings = crate::parser::lalr::build(&cfg)?.warnings.into_iter().map(|w| w.message).collect();

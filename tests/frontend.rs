@@ -257,6 +257,38 @@ fn indent_directive() {
 }
 
 #[test]
+fn reject_directive() {
+    use grammask::grammar::LexerMode;
+    use grammask::parser::driver::Recognizer;
+    // `%reject`ed terminals are lexed (maximal munch picks them) but no rule
+    // accepts them: `0x` alone is refused instead of lexing as `0` `x`.
+    let g = "%lexer longest\nstart: (NUM | NAME)+\nNUM: /0x[0-9a-f]+|[0-9]+/\nNAME: /[a-z]+/\nBAD: /0x/\n%reject BAD\n%ignore \" \"\n";
+    let c = cfg(g);
+    assert!(term_names(&c).contains("BAD"));
+    let r = Recognizer::new(c.clone()).unwrap();
+    assert!(r.check(b"0x1f y 0 x").is_ok());
+    assert!(r.check(b"0xy").is_err());
+    assert!(r.check(b"0x").is_err());
+    // Without the directive, BAD is dropped like any unused terminal (Lark).
+    let c2 = cfg(&g.replace("%reject BAD\n", ""));
+    assert!(!term_names(&c2).contains("BAD"));
+    assert!(Recognizer::new(c2).unwrap().check(b"0xy").is_ok());
+    // The contextual lexer cannot lex a terminal no rule uses: refused, also as an override.
+    let e = error(&g.replace("%lexer longest\n", ""));
+    assert_eq!(e.message(), "g.lark:5:9: %reject of 'BAD' needs a global lexer (%lexer longest or basic): the contextual lexer lexes only the terminals the parser can accept");
+    let mut c3 = c.clone();
+    let e = grammask::grammar::lark::set_lexer(&mut c3, LexerMode::Contextual).unwrap_err();
+    assert!(e.message().starts_with("the contextual lexer cannot lex the %reject'ed terminal(s) BAD"), "{}", e.message());
+    assert!(grammask::grammar::lark::set_lexer(&mut c3, LexerMode::Basic).is_ok());
+    let e = error("%lexer longest\nstart: A\nA: \"a\"\n%reject A\n");
+    assert_eq!(e.message(), "g.lark:4:9: %reject of terminal 'A', which is used by a rule; a rejected terminal must not be accepted anywhere");
+    let e = error("%lexer longest\nstart: A\nA: \"a\"\n%reject B\n");
+    assert_eq!(e.message(), "g.lark:4:9: %reject of undefined terminal 'B' (it needs a pattern)");
+    let e = error("%lexer longest\nstart: A\nA: \"a\"\n%reject\n");
+    assert_eq!(e.kind(), ErrorKind::GrammarSyntax);
+}
+
+#[test]
 fn syntax_errors_name_file_line_col() {
     let cases = [
         ("start: value\nvalue | \"x\"\n", "g.lark:2:7: expected ':' after rule name 'value', found '|'"),
@@ -265,7 +297,7 @@ fn syntax_errors_name_file_line_col() {
         ("start: * \"a\"\n", "g.lark:1:8: operator '*' must follow an expression"),
         ("start: \"a\"~\n", "g.lark:1:12: expected a number after '~', found end of line"),
         ("Start: \"a\"\n", "g.lark:1:1: invalid name 'Start': rule names are lowercase (`_?[a-z][_a-z0-9]*`), terminal names uppercase (`_?[A-Z][_A-Z0-9]*`)"),
-        ("start: a\n%frobnicate x\n", "g.lark:2:1: unknown directive '%frobnicate'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer"),
+        ("start: a\n%frobnicate x\n", "g.lark:2:1: unknown directive '%frobnicate'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer, %reject"),
         ("start: /abc\n", "g.lark:1:8: unterminated regex literal (expected a closing '/')"),
         ("start: \"a\" -> B\n", "g.lark:1:15: expected an alias (a lowercase rule name) after '->', found terminal name 'B'"),
         ("start: a\n\na: \"x\" \"y\":\n", "g.lark:3:11: expected an expression, '|' or end of line (a definition ends at a newline; continuation lines must start with '|'), found ':'"),

@@ -96,6 +96,45 @@ pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: 
     json_embed::merge(cfg, &embedded, file_name)
 }
 
+/// Sets a Lark grammar's lexer mode (the `--lexer` / `lexer` option, which
+/// overrides `%lexer`). Contextual lexing lexes only the terminals the parser
+/// can accept, so a grammar with `%reject`ed terminals (pattern terminals no
+/// rule uses, not ignored) is refused in that mode rather than silently
+/// losing them.
+pub fn set_lexer(cfg: &mut Cfg, mode: super::LexerMode) -> crate::Result<()> {
+    if mode == super::LexerMode::Contextual {
+        let mut used = vec![false; cfg.terminals.len()];
+        for r in &cfg.rules {
+            for s in &r.rhs {
+                if let super::Symbol::T(t) = s {
+                    used[t.index()] = true;
+                }
+            }
+        }
+        if let Some(ind) = &cfg.indent {
+            for t in [ind.newline, ind.indent, ind.dedent] {
+                used[t.index()] = true;
+            }
+        }
+        let rejected: Vec<&str> = cfg
+            .terminals
+            .iter()
+            .zip(&used)
+            .filter(|(t, u)| !**u && !t.ignored && !matches!(t.pattern, super::TerminalPattern::Declared))
+            .map(|(t, _)| t.name.as_str())
+            .collect();
+        if !rejected.is_empty() {
+            return Err(err!(
+                Grammar,
+                "the contextual lexer cannot lex the %reject'ed terminal(s) {} (it lexes only the terminals the parser can accept); use lexer 'longest' or 'basic'",
+                rejected.join(", ")
+            ));
+        }
+    }
+    cfg.lexer = mode;
+    Ok(())
+}
+
 /// What a definition is.
 #[derive(Clone, Debug)]
 pub(crate) enum DefKind {
@@ -209,6 +248,8 @@ pub(crate) struct Builder<'a> {
     pub indent: Option<(Vec<(String, Span)>, Span)>,
     /// `%lexer` of the root grammar, and where it was given.
     pub lexer: Option<(super::LexerMode, Span)>,
+    /// `%reject`ed terminal names of the root grammar, with their positions.
+    pub reject: Vec<(String, Span)>,
     root_file: String,
     resolve: &'a dyn Fn(&str) -> Option<String>,
     /// Modules being imported (cycle detection).
@@ -217,7 +258,7 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, lexer: None, root_file: root_file.to_string(), resolve, stack: Vec::new() }
+        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, lexer: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
     }
 
     fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {
@@ -345,7 +386,10 @@ impl<'a> Builder<'a> {
                     }
                     self.lexer = Some((mode, span(&file, pos)));
                 }
-                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } | Stmt::Lexer { .. } => {}
+                Stmt::Reject { names, .. } if m.is_none() => {
+                    self.reject.extend(names.into_iter().map(|(n, p)| (n, span(&file, p))));
+                }
+                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } | Stmt::Lexer { .. } | Stmt::Reject { .. } => {}
             }
         }
         Ok(())

@@ -24,7 +24,9 @@ pub(crate) fn load_grammar(path: &Path, start: Option<&str>, g: &GrammarArgs, qu
         cfg.conflicts = cfg.conflicts.strict();
     }
     if let Some(m) = &g.lexer {
-        cfg.lexer = grammask::grammar::LexerMode::from_name(m).unwrap_or(cfg.lexer);
+        if let Some(m) = grammask::grammar::LexerMode::from_name(m) {
+            grammask::grammar::lark::set_lexer(&mut cfg, m)?;
+        }
     }
     let built = grammask::parser::lalr::build(&cfg)?;
     if !quiet {

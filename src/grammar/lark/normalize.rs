@@ -826,6 +826,27 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     }
     let ignored: HashSet<&str> = b.ignore.iter().map(|(n, _)| n.as_str()).collect();
+    // `%reject`ed terminals: lexed, used by no rule (so never accepted).
+    for (n, sp) in &b.reject {
+        if !b.index.get(n).is_some_and(|&i| matches!(&b.defs[i].kind, DefKind::Term { body: Some(_), .. }) && !b.defs[i].inline_only) {
+            return Err(err!(Grammar, "{sp}: %reject of undefined terminal '{n}' (it needs a pattern)"));
+        }
+        if used.contains(n.as_str()) || ignored.contains(n.as_str()) {
+            let what = if ignored.contains(n.as_str()) { "%ignore'd" } else { "used by a rule" };
+            return Err(err!(Grammar, "{sp}: %reject of terminal '{n}', which is {what}; a rejected terminal must not be accepted anywhere"));
+        }
+        if let Some((names, _)) = &b.indent {
+            if names.iter().any(|(m, _)| m == n) {
+                return Err(err!(Grammar, "{sp}: %reject of terminal '{n}', which is an %indent terminal"));
+            }
+        }
+    }
+    if let Some((name, sp)) = b.reject.first() {
+        if b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m) == crate::grammar::LexerMode::Contextual {
+            return Err(err!(Grammar, "{sp}: %reject of '{name}' needs a global lexer (%lexer longest or basic): the contextual lexer lexes only the terminals the parser can accept"));
+        }
+    }
+    used.extend(b.reject.iter().map(|(n, _)| n.as_str()));
     used.extend(ignored.iter().copied());
     if let Some((names, _)) = &b.indent {
         used.extend(names.iter().map(|(n, _)| n.as_str()));

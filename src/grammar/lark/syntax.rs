@@ -81,6 +81,9 @@ pub(crate) enum Stmt {
     Indent { names: Vec<(String, Pos)>, pos: Pos },
     /// `%lexer contextual|basic|longest` (a grammask extension).
     Lexer { mode: crate::grammar::LexerMode, pos: Pos },
+    /// `%reject NAME+` (a grammask extension): terminals that are lexed although
+    /// no rule uses them, so that a text with such a lexeme is refused.
+    Reject { names: Vec<(String, Pos)>, pos: Pos },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -510,6 +513,22 @@ impl<'a> Parser<'a> {
                 self.end_of_statement("%indent NEWLINE INDENT DEDENT")?;
                 Ok(Stmt::Indent { names, pos: dpos })
             }
+            "reject" => {
+                let mut names = Vec::new();
+                loop {
+                    let pos = self.pos();
+                    match self.peek().clone() {
+                        Tok::Term(n) => {
+                            self.next();
+                            names.push((n, pos));
+                        }
+                        Tok::Newline | Tok::Eof if !names.is_empty() => break,
+                        _ => return Err(self.err_here("a terminal name after %reject")),
+                    }
+                }
+                self.end_of_statement("%reject")?;
+                Ok(Stmt::Reject { names, pos: dpos })
+            }
             "override" | "extend" => {
                 let def = self.definition()?;
                 Ok(if d == "override" { Stmt::Override(def) } else { Stmt::Extend(def) })
@@ -528,7 +547,7 @@ impl<'a> Parser<'a> {
                 self.end_of_statement("%lexer")?;
                 Ok(Stmt::Lexer { mode, pos: dpos })
             }
-            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer"))),
+            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer, %reject"))),
         }
     }
 
