@@ -104,6 +104,7 @@ TRAIL = ["(", "[", "{", ",", "+", "-", "*", "/", "//", "**", "%", "@", "<<", ">>
 LEAD = [")", "]", "}"]
 NL_AFTER = r"\r?\n(?:[\t \f]*(?:#[^\r\n]*)?\r?\n)*[\t \f]*"
 NL_BEFORE = r"(?:\r?\n[\t \f]*(?:#[^\r\n]*)?)+"
+PLAIN_STRING = r"""(?:"(?:[^"\\\r\n\x00]|\\(?:\r\n|[^\x00]))*"|'(?:[^'\\\r\n\x00]|\\(?:\r\n|[^\x00]))*')"""
 
 
 # Flat blocks: without indentation, `suite: _NEWLINE stmt+` (block end unknown)
@@ -192,9 +193,10 @@ def python_no_indent():
             line = re.sub(r'"((?:[^"\\]|\\.)+)"', rep, line)
             line = re.sub(r"\bSTRING\b", "(STRING | NLB_STRING)", line)
         out.append(line)
-    # NLB_STRING: newline(s) then the STRING regex of the grammar
-    m = re.search(r"^STRING:\s*/(.*)/\s*$", text, re.M)
-    terms.append(f"NLB_STRING: /{NL_BEFORE}(?:{m.group(1)})/")
+    # NLB_STRING: newline(s) then a string without prefix (a prefix letter
+    # after a newline would compete with NAME, which llguidance's lexer cannot
+    # undo; an approximation, like the whole no-indent translation).
+    terms.append(f"NLB_STRING: /{NL_BEFORE}{PLAIN_STRING}/")
     return "start: _HEAD? file_input\n_HEAD: /[\\t \\f]*#[^\\r\\n]*|[\\t \\f]+/\n" + "\n".join(out) + "\n" + "\n".join(terms) + "\n"
 
 
