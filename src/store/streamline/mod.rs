@@ -85,15 +85,16 @@ fn context_verdicts(
     let dedent = grammar.indent.as_ref().map(|r| r.dedent);
     // Without `%indent` the layout never tracks brackets.
     let modes: &[u32] = if grammar.indent.is_some() { &[MODE_DIRECT, MODE_IN_BRACKETS] } else { &[MODE_DIRECT] };
-    let mut per_x: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
+    // Sequences borrowed from the entries (no copies until the table keeps them).
+    let mut per_x: std::collections::BTreeMap<u32, Vec<&[u32]>> = Default::default();
     for (q, list) in entries.iter().enumerate() {
         let x = targets[q];
         if clean_target(x) {
             let v = per_x.entry(x).or_default();
-            v.extend(list.iter().filter(|(s, _)| eligible(s)).map(|(s, _)| s.clone()));
+            v.extend(list.iter().filter(|(s, _)| eligible(s)).map(|(s, _)| s.as_slice()));
         } else if x == newline && newline != u32::MAX {
             let v = per_x.entry(x).or_default();
-            v.extend(list.iter().filter(|(s, _)| after_nl(s)).map(|(s, _)| s.clone()));
+            v.extend(list.iter().filter(|(s, _)| after_nl(s)).map(|(s, _)| s.as_slice()));
         }
         // The rest of a sequence after each clean terminal Y in it, for Y's
         // contexts (the matcher looks them up once it has fed Y); after an
@@ -102,9 +103,9 @@ fn context_verdicts(
             for k in 0..s.len().saturating_sub(1) {
                 let rest = &s[k + 1..];
                 if clean_target(s[k]) && eligible(rest) {
-                    per_x.entry(s[k]).or_default().push(rest.to_vec());
+                    per_x.entry(s[k]).or_default().push(rest);
                 } else if newline != u32::MAX && (s[k] == newline || grammar.events.is_event(s[k])) && after_nl(rest) {
-                    per_x.entry(newline).or_default().push(rest.to_vec());
+                    per_x.entry(newline).or_default().push(rest);
                 }
             }
         }
@@ -122,7 +123,7 @@ fn context_verdicts(
     // Per target: per sequence (in `out.seqs` order), the fraction of its
     // contexts that must check it.
     let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::new();
-    let mut per_x: Vec<(u32, Vec<Vec<u32>>)> = per_x.into_iter().collect();
+    let mut per_x: Vec<(u32, Vec<&[u32]>)> = per_x.into_iter().collect();
     for (_, seqs) in per_x.iter_mut() {
         seqs.sort_unstable();
         seqs.dedup();
@@ -132,7 +133,10 @@ fn context_verdicts(
     // into classes in target order.
     let tables = &grammar.tables;
     let per_x = &per_x;
-    let rows_of = |lr: &mut lr::LrProver, i: usize| -> Option<Vec<(u32, u32, Vec<u8>)>> {
+    // Per target: (context, class) pairs, its distinct rows (classes, in order of
+    // first use), per sequence the number of contexts that check it, the context count.
+    type TargetRows = (Vec<(u32, u32, u32)>, Vec<Vec<u8>>, Vec<u32>, usize);
+    let rows_of = |lr: &mut lr::LrProver, i: usize| -> Option<TargetRows> {
         let (x, seqs) = (per_x[i].0, &per_x[i].1);
         // After a newline the layout is pending: only the modes where the
         // next terminal keeps the block or opens one are decided here.
@@ -170,7 +174,8 @@ fn context_verdicts(
                 })
             })
             .collect();
-        let mut rows = Vec::with_capacity(ctxs.len());
+        let (mut pairs, mut rows, mut checks) = (Vec::with_capacity(ctxs.len()), Vec::new(), vec![0u32; seqs.len()]);
+        let mut class_of: HashMap<Vec<u8>, u32> = HashMap::new();
         for &(s0, t, mode) in &ctxs {
             let inb = mode == MODE_IN_BRACKETS;
             // The verdict of `s` for the LR parser: INDENT first when pending deeper.
@@ -206,30 +211,27 @@ fn context_verdicts(
                     }) as u8
                 })
                 .collect();
-            rows.push((s0, 4 * t + mode, row));
-        }
-        lr.clear_memo();
-        Some(rows)
-    };
-    let all_rows = super::par::map(per_x.len(), || lr::LrProver::new(tables, 16), rows_of);
-    for ((x, seqs), rows_x) in per_x.iter().zip(all_rows) {
-        let Some(rows_x) = rows_x else { continue };
-        let n_ctx = rows_x.len();
-        let mut classes: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut checks = vec![0u32; seqs.len()];
-        for (s0, key, row) in rows_x {
             for (c, &v) in checks.iter_mut().zip(&row) {
                 *c += (v as u32 == VERDICT_CHECK) as u32;
             }
-            let next = out.classes.len() as u32;
-            let k = *classes.entry(row.clone()).or_insert_with(|| {
-                out.classes.push((*x, row));
+            let next = rows.len() as u32;
+            let k = *class_of.entry(row).or_insert_with_key(|row| {
+                rows.push(row.clone());
                 next
             });
-            out.contexts.push((s0, key, k));
+            pairs.push((s0, 4 * t + mode, k));
         }
+        lr.clear_memo();
+        Some((pairs, rows, checks, ctxs.len()))
+    };
+    let all_rows = super::par::map(per_x.len(), || lr::LrProver::new(tables, 16), rows_of);
+    for ((x, seqs), rows_x) in per_x.iter().zip(all_rows) {
+        let Some((pairs, rows, checks, n_ctx)) = rows_x else { continue };
+        let base = out.classes.len() as u32;
+        out.classes.extend(rows.into_iter().map(|row| (*x, row)));
+        out.contexts.extend(pairs.into_iter().map(|(s0, key, k)| (s0, key, base + k)));
         check_frac.insert(*x, checks.iter().map(|&c| c as f64 / n_ctx as f64).collect());
-        out.seqs.insert(*x, seqs.iter().cloned().enumerate().map(|(i, s)| (s, i as u32)).collect());
+        out.seqs.insert(*x, seqs.iter().enumerate().map(|(i, s)| (s.to_vec(), i as u32)).collect());
     }
     out.contexts.sort_unstable();
     let mut expected = 0f64;
