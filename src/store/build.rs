@@ -312,92 +312,26 @@ fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut d
     // positions are shared out among threads (natively); every thread has
     // its own walker, sequence interner and lexeme-loop cache. The result
     // does not depend on the number of threads.
-    let walk_some = |qs: &mut dyn Iterator<Item = usize>, done: &dyn Fn()| -> (Vec<(usize, Entries)>, u64) {
-        let (mut w, mut seqs, mut transitions) = (Walker::default(), SeqInterner::new(), 0u64);
-        let mut loops: HashMap<Vec<u32>, Rc<LoopWalk>> = HashMap::new();
-        let mut out = Vec::new();
-        for q in qs {
-            let mut lw = |sig: &[u32]| loops.entry(sig.to_vec()).or_insert_with(|| Rc::new(loop_walk(trie, sig))).clone();
-            out.push((q, w.entries_via_loop(cx, trie, &mut lw, &mut seqs, q_lex[q], q_target[q], &mut transitions)));
-            done();
-        }
-        (out, transitions)
+    type LoopCache = HashMap<Vec<u32>, Rc<LoopWalk>>;
+    let init = || (Walker::default(), SeqInterner::new(), LoopCache::new());
+    let walk_one = |(w, seqs, loops): &mut (Walker, SeqInterner, LoopCache), q: usize| {
+        let mut lw = |sig: &[u32]| loops.entry(sig.to_vec()).or_insert_with(|| Rc::new(loop_walk(trie, sig))).clone();
+        let mut transitions = 0u64;
+        let e = w.entries_via_loop(cx, trie, &mut lw, seqs, q_lex[q], q_target[q], &mut transitions);
+        (e, transitions)
     };
-    let mut entries: Vec<Entries> = vec![Vec::new(); nq];
-    let mut transitions = 0u64;
-    let threads = super::par::threads();
-    if threads <= 1 {
-        let (n, last, report) = (std::cell::Cell::new(0usize), std::cell::Cell::new(Instant::now()), RefCell::new(progress));
-        let (out, t) = walk_some(&mut (0..nq), &|| {
-            n.set(n.get() + 1);
-            if last.get().elapsed().as_secs() >= 5 {
-                (report.borrow_mut())(&format!("  token walk: {}/{} positions", n.get(), nq));
-                last.set(Instant::now());
-            }
-        });
-        for (q, e) in out {
-            entries[q] = e;
+    let mut last = Instant::now();
+    let mut report = |done: usize| {
+        if last.elapsed().as_secs() >= 5 {
+            progress(&format!("  token walk: {done}/{nq} positions"));
+            last = Instant::now();
         }
-        transitions += t;
-    } else {
-        walk_parallel(threads, nq, &walk_some, &mut entries, &mut transitions, progress);
-    }
+    };
+    let walked = super::par::map_with_progress(nq, init, walk_one, &mut report);
+    let transitions = walked.iter().map(|(_, t)| t).sum();
+    let entries: Vec<Entries> = walked.into_iter().map(|(e, _)| e).collect();
     let always = vec![Vec::new(); q_target.len()];
     RawStore { q_base, q_target, entries, always, transitions }
-}
-
-/// The positions' walk over some positions: (position, entries) and the
-/// token transitions taken; `done` after each position.
-type WalkSome<'a> = dyn Fn(&mut dyn Iterator<Item = usize>, &dyn Fn()) -> (Vec<(usize, Entries)>, u64) + Sync + 'a;
-
-#[cfg(target_arch = "wasm32")]
-fn walk_parallel(_: usize, _: usize, _: &WalkSome<'_>, _: &mut [Entries], _: &mut u64, _: &mut dyn FnMut(&str)) {
-    unreachable!("the token walk takes one thread in wasm")
-}
-
-/// The walk on `threads` threads, positions handed out one by one from a
-/// shared counter; progress is reported from this thread.
-#[cfg(not(target_arch = "wasm32"))]
-fn walk_parallel(
-    threads: usize,
-    nq: usize,
-    walk_some: &WalkSome<'_>,
-    entries: &mut [Entries],
-    transitions: &mut u64,
-    progress: &mut dyn FnMut(&str),
-) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut qs = std::iter::from_fn(|| {
-                        let q = next.fetch_add(1, Ordering::Relaxed);
-                        (q < nq).then_some(q)
-                    });
-                    walk_some(&mut qs, &|| {
-                        done.fetch_add(1, Ordering::Relaxed);
-                    })
-                })
-            })
-            .collect();
-        let mut last = Instant::now();
-        while handles.iter().any(|h| !h.is_finished()) {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            if last.elapsed().as_secs() >= 5 {
-                progress(&format!("  token walk: {}/{} positions", done.load(Ordering::Relaxed), nq));
-                last = Instant::now();
-            }
-        }
-        for h in handles {
-            let (out, t) = h.join().expect("token walk thread");
-            for (q, e) in out {
-                entries[q] = e;
-            }
-            *transitions += t;
-        }
-    });
 }
 
 #[derive(Clone, Default)]

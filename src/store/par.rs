@@ -22,23 +22,52 @@ pub(crate) fn threads() -> usize {
 /// result; each thread makes its own `state` with `init` (caches that are
 /// not shared). Items are handed out one by one from a shared counter.
 pub(crate) fn map<S, R: Send>(n: usize, init: impl Fn() -> S + Sync, f: impl Fn(&mut S, usize) -> R + Sync) -> Vec<R> {
+    map_with_progress(n, init, f, &mut |_| {})
+}
+
+/// [`map`], calling `progress(items done)` from the calling thread now and
+/// then (after every item on one thread, every 20 ms otherwise).
+pub(crate) fn map_with_progress<S, R: Send>(
+    n: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize) -> R + Sync,
+    progress: &mut dyn FnMut(usize),
+) -> Vec<R> {
     let k = threads().min(n);
     if k <= 1 {
         let mut s = init();
-        return (0..n).map(|i| f(&mut s, i)).collect();
+        return (0..n)
+            .map(|i| {
+                let r = f(&mut s, i);
+                progress(i + 1);
+                r
+            })
+            .collect();
     }
-    map_threads(k, n, &init, &f)
+    map_threads(k, n, &init, &f, progress)
 }
 
 #[cfg(target_arch = "wasm32")]
-fn map_threads<S, R: Send>(_: usize, _: usize, _: &(impl Fn() -> S + Sync), _: &(impl Fn(&mut S, usize) -> R + Sync)) -> Vec<R> {
+fn map_threads<S, R: Send>(
+    _: usize,
+    _: usize,
+    _: &(impl Fn() -> S + Sync),
+    _: &(impl Fn(&mut S, usize) -> R + Sync),
+    _: &mut dyn FnMut(usize),
+) -> Vec<R> {
     unreachable!("one thread in wasm")
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn map_threads<S, R: Send>(k: usize, n: usize, init: &(impl Fn() -> S + Sync), f: &(impl Fn(&mut S, usize) -> R + Sync)) -> Vec<R> {
+fn map_threads<S, R: Send>(
+    k: usize,
+    n: usize,
+    init: &(impl Fn() -> S + Sync),
+    f: &(impl Fn(&mut S, usize) -> R + Sync),
+    progress: &mut dyn FnMut(usize),
+) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
+    let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let mut parts: Vec<Vec<(usize, R)>> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..k)
             .map(|_| {
@@ -51,10 +80,15 @@ fn map_threads<S, R: Send>(k: usize, n: usize, init: &(impl Fn() -> S + Sync), f
                             return out;
                         }
                         out.push((i, f(&mut s, i)));
+                        done.fetch_add(1, Ordering::Relaxed);
                     }
                 })
             })
             .collect();
+        while hs.iter().any(|h| !h.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            progress(done.load(Ordering::Relaxed));
+        }
         hs.into_iter().map(|h| h.join().expect("compile thread")).collect()
     });
     let mut all: Vec<(usize, R)> = parts.iter_mut().flat_map(std::mem::take).collect();
