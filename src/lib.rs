@@ -16,6 +16,7 @@
 
 pub mod error;
 pub mod hash;
+pub(crate) mod cache;
 pub mod ids;
 pub mod grammar;
 #[cfg(feature = "compiler")]

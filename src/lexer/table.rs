@@ -49,6 +49,8 @@
 //! nothing but its pattern.
 
 use std::cell::RefCell;
+
+use crate::cache::Bounded;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -80,34 +82,18 @@ enum CacheKey {
     Set(Vec<String>, Vec<String>),
 }
 
-#[derive(Default)]
-struct TableCache {
-    map: HashMap<CacheKey, Rc<Table>>,
-    words: usize,
-}
-
 thread_local! {
-    static CACHE: RefCell<TableCache> = RefCell::new(TableCache::default());
+    static CACHE: RefCell<Bounded<CacheKey, Rc<Table>>> = RefCell::new(Bounded::new(CACHE_WORDS));
 }
 
 /// The cached table for `key`, else `make()`'s (kept when it succeeds).
 fn cached(key: CacheKey, make: impl FnOnce() -> Result<Table>) -> Result<Rc<Table>> {
-    if let Some(t) = CACHE.with(|c| c.borrow().map.get(&key).cloned()) {
+    if let Some(t) = CACHE.with(|c| c.borrow().get(&key)) {
         return Ok(t);
     }
     let t = Rc::new(make()?);
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        let w = t.next.len() + t.accept.len() / 4 + 16;
-        if c.words + w > CACHE_WORDS {
-            c.map.clear();
-            c.words = 0;
-        }
-        if w <= CACHE_WORDS / 4 {
-            c.words += w;
-            c.map.insert(key, t.clone());
-        }
-    });
+    let words = t.next.len() + t.accept.len() / 4 + 16;
+    CACHE.with(|c| c.borrow_mut().insert(key, t.clone(), words));
     Ok(t)
 }
 

@@ -512,10 +512,9 @@ pub fn matches_empty(re: &str) -> Result<bool, String> {
 const DFA_CACHE_BYTES: usize = 32 << 20;
 const NONEMPTY_CACHE: usize = 1 << 14;
 
-#[derive(Default)]
 struct RxCache {
-    dfas: std::collections::HashMap<String, std::rc::Rc<Dfa>>,
-    bytes: usize,
+    /// DFAs by pattern, bounded in bytes.
+    dfas: crate::cache::Bounded<String, std::rc::Rc<Dfa>>,
     nonempty: std::collections::HashMap<(Vec<String>, Vec<String>), bool>,
 }
 
@@ -523,7 +522,7 @@ thread_local! {
     /// Per-thread caches of the schema front end's regex checks: compiled
     /// DFAs by regex and emptiness answers by regex lists (bounded; they
     /// depend on nothing but the regexes, and per-request compiles repeat them).
-    static RX_CACHE: std::cell::RefCell<RxCache> = std::cell::RefCell::new(RxCache::default());
+    static RX_CACHE: std::cell::RefCell<RxCache> = std::cell::RefCell::new(RxCache { dfas: crate::cache::Bounded::new(DFA_CACHE_BYTES), nonempty: Default::default() });
 }
 
 const DFA_LIMIT: usize = 32 << 20;
@@ -537,22 +536,12 @@ pub struct Dfa {
 impl Dfa {
     /// [`Dfa::new`], through a bounded per-thread cache.
     pub fn cached(re: &str) -> Result<std::rc::Rc<Dfa>, String> {
-        if let Some(d) = RX_CACHE.with(|c| c.borrow().dfas.get(re).cloned()) {
+        if let Some(d) = RX_CACHE.with(|c| c.borrow().dfas.get(re)) {
             return Ok(d);
         }
         let d = std::rc::Rc::new(Dfa::new(re)?);
-        RX_CACHE.with(|c| {
-            let mut c = c.borrow_mut();
-            let b = d.dfa.memory_usage() + re.len() + 64;
-            if c.bytes + b > DFA_CACHE_BYTES {
-                c.dfas.clear();
-                c.bytes = 0;
-            }
-            if b <= DFA_CACHE_BYTES / 4 {
-                c.bytes += b;
-                c.dfas.insert(re.to_string(), d.clone());
-            }
-        });
+        let bytes = d.dfa.memory_usage() + re.len() + 64;
+        RX_CACHE.with(|c| c.borrow_mut().dfas.insert(re.to_string(), d.clone(), bytes));
         Ok(d)
     }
     pub fn new(re: &str) -> Result<Dfa, String> {

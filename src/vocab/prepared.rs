@@ -5,7 +5,7 @@
 
 use super::{TokenTrie, Vocab};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::cache::Bounded;
 use std::rc::Rc;
 
 /// The trie walk of a *lexeme loop* (see `store::build`): the tokens whose
@@ -17,13 +17,6 @@ pub struct LoopWalk {
     pub frontier: Vec<(u32, u32)>,
 }
 
-/// Loop walks by loop signature (bounded; see [`PreparedVocab::loop_walk`]).
-#[derive(Default)]
-struct LoopCache {
-    map: HashMap<Vec<u32>, Rc<LoopWalk>>,
-    words: usize,
-}
-
 /// Most words (signature + tokens + frontier) the loop cache keeps.
 const LOOP_CACHE_WORDS: usize = 8 << 20;
 
@@ -32,33 +25,26 @@ pub struct PreparedVocab {
     vocab: Rc<Vocab>,
     trie: TokenTrie,
     fingerprint: u64,
-    loops: RefCell<LoopCache>,
+    /// Loop walks by loop signature (see [`PreparedVocab::loop_walk`]).
+    loops: RefCell<Bounded<Vec<u32>, Rc<LoopWalk>>>,
 }
 
 impl PreparedVocab {
     pub fn new(vocab: Vocab) -> Self {
         let trie = TokenTrie::new(&vocab);
         let fingerprint = vocab.fingerprint();
-        PreparedVocab { vocab: Rc::new(vocab), trie, fingerprint, loops: RefCell::default() }
+        PreparedVocab { vocab: Rc::new(vocab), trie, fingerprint, loops: RefCell::new(Bounded::new(LOOP_CACHE_WORDS)) }
     }
     /// The loop walk for signature `sig`, computed by `make` on a miss and
     /// kept for later compiles for this vocabulary (it depends only on the
     /// signature and the trie).
     pub fn loop_walk(&self, sig: &[u32], make: impl FnOnce(&TokenTrie) -> LoopWalk) -> Rc<LoopWalk> {
-        if let Some(w) = self.loops.borrow().map.get(sig) {
-            return w.clone();
+        if let Some(w) = self.loops.borrow().get(sig) {
+            return w;
         }
         let w = Rc::new(make(&self.trie));
-        let mut c = self.loops.borrow_mut();
         let n = sig.len() + w.inside.len() + 2 * w.frontier.len() + 16;
-        if c.words + n > LOOP_CACHE_WORDS {
-            c.map.clear();
-            c.words = 0;
-        }
-        if n <= LOOP_CACHE_WORDS / 4 {
-            c.words += n;
-            c.map.insert(sig.to_vec(), w.clone());
-        }
+        self.loops.borrow_mut().insert(sig.to_vec(), w.clone(), n);
         w
     }
     pub fn vocab(&self) -> &Vocab {
