@@ -186,9 +186,8 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
 }
 
 impl Table {
-    /// BFS over all bytes from the anchored start: `(next, accept)`, 256
-    /// columns per state.
-    fn raw_from_dfa(d: &Dfa) -> (Vec<u32>, Vec<bool>) {
+    /// BFS over all bytes from the anchored start, then prune.
+    fn from_dfa(d: &Dfa) -> Table {
         let mut ids = HashMap::new();
         let mut order = vec![d.start];
         ids.insert(d.start, 0u32);
@@ -212,12 +211,6 @@ impl Table {
             }
         }
         let accept: Vec<bool> = order.iter().map(|&s| d.accepting_here(s)).collect();
-        (next, accept)
-    }
-
-    /// BFS over all bytes from the anchored start, then prune.
-    fn from_dfa(d: &Dfa) -> Table {
-        let (next, accept) = Table::raw_from_dfa(d);
         Table::pruned(0, next, accept)
     }
 
@@ -233,28 +226,14 @@ impl Table {
                 who()
             ))
         };
-        let (mut next, mut accept) = Table::raw_from_dfa(d);
-        // Edges into states that never lead to a match are no edges (the
-        // DFA's delayed match states, for one).
+        // Pruned first: edges into states that never lead to a match (the
+        // DFA's delayed match states, for one) are no edges.
+        let pruned = Table::from_dfa(d);
+        if pruned.start == NONE {
+            return Ok(pruned);
+        }
+        let (mut next, mut accept) = (pruned.next, pruned.accept);
         let ns = accept.len();
-        let mut live = accept.clone();
-        loop {
-            let mut changed = false;
-            for s in 0..ns {
-                if !live[s] && next[s * 256..(s + 1) * 256].iter().any(|&t| t != NONE && live[t as usize]) {
-                    live[s] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        for t in next.iter_mut() {
-            if *t != NONE && !live[*t as usize] {
-                *t = NONE;
-            }
-        }
         let orig = next.clone();
         let orig_acc = accept.clone();
         let m2 = LOOKAHEAD_MARKERS[0] as usize;
