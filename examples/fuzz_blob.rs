@@ -171,7 +171,7 @@ fn main() {
     let seeds: Vec<Vec<u8>> = GRAMMARS
         .iter()
         .map(|g| {
-            let cfg = grammask::grammar::lark::parse_grammar(g, "seed", None, &|_| None).expect("seed grammar");
+            let cfg = grammask::constraint::parse_lark(g, "seed", None, &|_| None).expect("seed grammar");
             let (s, _) = grammask::store::build::compile(&cfg, vocab(), &Default::default(), &mut |_| {}).expect("seed");
             s.to_bytes()
         })

@@ -15,7 +15,7 @@ fn main() {
         eprintln!("usage: lark_tables GRAMMAR.lark [START]");
         std::process::exit(2);
     };
-    let cfg = match grammask::grammar::lark::load_grammar_file(std::path::Path::new(path), args.get(2).map(|s| s.as_str())) {
+    let cfg = match grammask::constraint::load_lark_file(std::path::Path::new(path), args.get(2).map(|s| s.as_str())) {
         Ok(c) => c,
         Err(e) => {
             println!("{}", serde_json::json!({"error": e.to_string()}));

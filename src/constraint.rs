@@ -5,7 +5,7 @@
 //! (on first visit) so that a per-request compile costs milliseconds.
 
 use crate::grammar::Cfg;
-use crate::schema::{SchemaOptions, Whitespace};
+use crate::frontend::schema::{SchemaOptions, Whitespace};
 use crate::store::MaskStore;
 use crate::vocab::PreparedVocab;
 use crate::{err, Result};
@@ -78,22 +78,41 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
     let so = SchemaOptions { whitespace: o.whitespace, lenient: o.lenient };
     match c {
         Constraint::Lark { grammar, file, start } => {
-            let mut cfg = crate::grammar::lark::parse_grammar(grammar, file, start.as_deref(), &|_| None)?;
+            let mut cfg = parse_lark(grammar, file, start.as_deref(), &|_| None)?;
             if o.strict {
                 cfg.conflicts = cfg.conflicts.strict();
             }
             if let Some(m) = o.lexer {
-                crate::grammar::lark::set_lexer(&mut cfg, m)?;
+                crate::frontend::lark::set_lexer(&mut cfg, m)?;
             }
             // The conflicts Lark's rules settle are reported as warnings.
             let warnings = crate::parser::lalr::build(&cfg)?.warnings.into_iter().map(|w| w.message).collect();
             Ok((cfg, warnings))
         }
-        Constraint::JsonSchema(s) => crate::schema::to_cfg(s, &so).map(|g| (g.cfg, g.warnings)),
-        Constraint::JsonObject => crate::schema::any_json(true, &so).map(|g| (g.cfg, g.warnings)),
-        Constraint::Json => crate::schema::any_json(false, &so).map(|g| (g.cfg, g.warnings)),
-        Constraint::Regex(r) => Ok((crate::regex::to_cfg(r)?, Vec::new())),
+        Constraint::JsonSchema(s) => crate::frontend::schema::to_cfg(s, &so).map(|g| (g.cfg, g.warnings)),
+        Constraint::JsonObject => crate::frontend::schema::any_json(true, &so).map(|g| (g.cfg, g.warnings)),
+        Constraint::Json => crate::frontend::schema::any_json(false, &so).map(|g| (g.cfg, g.warnings)),
+        Constraint::Regex(r) => Ok((crate::frontend::regex::to_cfg(r)?, Vec::new())),
     }
+}
+
+/// The schema front end as the Lark front end's `%json` compiler
+/// ([`SchemaCompiler`](crate::frontend::lark::SchemaCompiler)): default
+/// schema options, names prefixed.
+pub fn embedded_schema(schema: &serde_json::Value, prefix: &str) -> Result<Cfg> {
+    crate::frontend::schema::to_cfg_prefixed(schema, &SchemaOptions::default(), prefix).map(|g| g.cfg)
+}
+
+/// A Lark grammar → [`Cfg`] ([`crate::frontend::lark::parse_grammar`]), with
+/// `%json` compiled by the schema front end ([`embedded_schema`]).
+pub fn parse_lark(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> Result<Cfg> {
+    crate::frontend::lark::parse_grammar(text, file_name, start, resolve, &embedded_schema)
+}
+
+/// A Lark grammar file → [`Cfg`] ([`crate::frontend::lark::load_grammar_file`]),
+/// with `%json` compiled by the schema front end ([`embedded_schema`]).
+pub fn load_lark_file(path: &std::path::Path, start: Option<&str>) -> Result<Cfg> {
+    crate::frontend::lark::load_grammar_file(path, start, &embedded_schema)
 }
 
 /// Compile a constraint for a prepared vocabulary. The store computes its

@@ -20,9 +20,9 @@ pub(crate) mod cache;
 pub mod ids;
 pub mod grammar;
 #[cfg(feature = "compiler")]
-pub mod schema;
-#[cfg(feature = "compiler")]
 pub mod regex;
+#[cfg(feature = "compiler")]
+pub mod frontend;
 #[cfg(feature = "compiler")]
 pub mod constraint;
 pub mod lexer;
@@ -30,6 +30,8 @@ pub mod parser;
 pub mod vocab;
 pub mod store;
 pub mod matcher;
+#[cfg(feature = "compiler")]
+pub mod reference;
 pub mod time;
 #[cfg(feature = "wasm")]
 pub mod wasm;

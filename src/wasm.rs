@@ -670,7 +670,7 @@ pub fn compile_raw(
     lexer: Option<String>,
 ) -> Result<RawMaskStore, JsValue> {
     use crate::constraint::{Constraint, ConstraintOptions};
-    use crate::schema::Whitespace;
+    use crate::frontend::schema::Whitespace;
     if response_format.len() > MAX_GRAMMAR_BYTES {
         return Err(js_error(crate::err!(
             Limit,
@@ -728,7 +728,7 @@ pub fn compile_store(
     if grammar.len() > MAX_GRAMMAR_BYTES {
         return Err(js_error(crate::err!(Limit, "grammar has {} bytes; the limit is {MAX_GRAMMAR_BYTES}", grammar.len())));
     }
-    let cfg = crate::grammar::lark::parse_grammar(grammar, "grammar.lark", start_rule.as_deref(), &|_| None).map_err(js_error)?;
+    let cfg = crate::constraint::parse_lark(grammar, "grammar.lark", start_rule.as_deref(), &|_| None).map_err(js_error)?;
     let opts = crate::store::build::CompileOptions { streamline: streamline.unwrap_or(true) };
     let mut progress = |m: &str| {
         if let Some(f) = &on_progress {

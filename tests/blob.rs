@@ -47,7 +47,7 @@ fn small_vocab() -> Vocab {
 }
 
 fn small_store() -> MaskStore {
-    let cfg = grammask::grammar::lark::parse_grammar(SMALL_GRAMMAR, "small", None, &|_| None).unwrap();
+    let cfg = grammask::constraint::parse_lark(SMALL_GRAMMAR, "small", None, &|_| None).unwrap();
     let (s, _) = grammask::store::build::compile(&cfg, small_vocab(), &Default::default(), &mut |_| {}).unwrap();
     s
 }
@@ -216,7 +216,7 @@ fn llama3() -> std::path::PathBuf {
 
 #[test]
 fn json_llama3_round_trip_is_byte_identical() {
-    let cfg = grammask::grammar::lark::load_grammar_file(&root().join("grammars/json.lark"), None).unwrap();
+    let cfg = grammask::constraint::load_lark_file(&root().join("grammars/json.lark"), None).unwrap();
     let vocab = grammask::vocab::load_tokenizer_file(&llama3(), None).unwrap();
     let fp = vocab.fingerprint();
     let (s, _) = grammask::store::build::compile(&cfg, vocab, &Default::default(), &mut |_| {}).unwrap();

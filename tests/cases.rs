@@ -8,7 +8,7 @@
 
 mod common;
 use common::*;
-use grammask::parser::driver::Recognizer;
+use grammask::reference::recognizer::Recognizer;
 
 #[test]
 fn grammar_cases() {

@@ -23,7 +23,7 @@
 
 mod common;
 use common::root;
-use grammask::parser::driver::{Recognizer, Rejection};
+use grammask::reference::recognizer::{Recognizer, Rejection};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,7 +61,7 @@ fn python(script: &str, args: &[&str]) -> String {
 
 fn recognizer(grammar: &str) -> Recognizer {
     let path = root().join("grammars").join(grammar);
-    let cfg = grammask::grammar::lark::load_grammar_file(&path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let cfg = grammask::constraint::load_lark_file(&path, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Recognizer::new(cfg).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use grammask::grammar::lark::{load_grammar_file, parse_grammar};
+use grammask::constraint::{load_lark_file as load_grammar_file, parse_lark as parse_grammar};
 use grammask::grammar::{Cfg, TerminalPattern};
 use grammask::ids::RuleId;
 use grammask::ErrorKind;
@@ -41,7 +41,7 @@ fn full_match(c: &Cfg, name: &str, text: &str) -> bool {
     one.terminals.retain(|t| t.name == name);
     one.indent = None;
     one.lexer = grammask::grammar::LexerMode::Longest;
-    let r = grammask::lexer::RefLexer::new(&one).unwrap();
+    let r = grammask::reference::lexer::RefLexer::new(&one).unwrap();
     r.lexeme_at(text.as_bytes(), 0).is_some_and(|l| l.end == text.len())
 }
 
@@ -259,7 +259,7 @@ fn indent_directive() {
 #[test]
 fn reject_directive() {
     use grammask::grammar::LexerMode;
-    use grammask::parser::driver::Recognizer;
+    use grammask::reference::recognizer::Recognizer;
     // `%reject`ed terminals are lexed (maximal munch picks them) but no rule
     // accepts them: `0x` alone is refused instead of lexing as `0` `x`.
     let g = "%lexer longest\nstart: (NUM | NAME)+\nNUM: /0x[0-9a-f]+|[0-9]+/\nNAME: /[a-z]+/\nBAD: /0x/\n%reject BAD\n%ignore \" \"\n";
@@ -277,9 +277,9 @@ fn reject_directive() {
     let e = error(&g.replace("%lexer longest\n", ""));
     assert_eq!(e.message(), "g.lark:5:9: %reject of 'BAD' needs a global lexer (%lexer longest or basic): the contextual lexer lexes only the terminals the parser can accept");
     let mut c3 = c.clone();
-    let e = grammask::grammar::lark::set_lexer(&mut c3, LexerMode::Contextual).unwrap_err();
+    let e = grammask::frontend::lark::set_lexer(&mut c3, LexerMode::Contextual).unwrap_err();
     assert!(e.message().starts_with("the contextual lexer cannot lex the %reject'ed terminal(s) BAD"), "{}", e.message());
-    assert!(grammask::grammar::lark::set_lexer(&mut c3, LexerMode::Basic).is_ok());
+    assert!(grammask::frontend::lark::set_lexer(&mut c3, LexerMode::Basic).is_ok());
     let e = error("%lexer longest\nstart: A\nA: \"a\"\n%reject A\n");
     assert_eq!(e.message(), "g.lark:4:9: %reject of terminal 'A', which is used by a rule; a rejected terminal must not be accepted anywhere");
     let e = error("%lexer longest\nstart: A\nA: \"a\"\n%reject B\n");

@@ -586,7 +586,7 @@ fn bench_accepts() {
 // ---------------------------------------------------------------- Lark's conflict rules
 
 fn lark(src: &str) -> Cfg {
-    grammask::grammar::lark::parse_grammar(src, "g.lark", None, &|_| None).unwrap()
+    grammask::constraint::parse_lark(src, "g.lark", None, &|_| None).unwrap()
 }
 
 #[test]
@@ -599,7 +599,7 @@ fn lark_shift_reduce_is_shift_with_a_warning() {
     assert!(w.message.starts_with("g.lark:2:1: shift/reduce conflict on terminal ELSE"), "{}", w.message);
     assert!(w.message.contains("resolved as shift"), "{}", w.message);
     // Shift: the else belongs to the inner if; both nestings parse.
-    let rec = grammask::parser::driver::Recognizer::new(cfg.clone()).unwrap();
+    let rec = grammask::reference::recognizer::Recognizer::new(cfg.clone()).unwrap();
     assert!(rec.check(b"if x if x s else s").is_ok());
     assert!(rec.check(b"if x s else s else s").is_err());
     // Strict (Lark's strict=True) refuses it.
@@ -639,7 +639,7 @@ fn lark_accepts_at_the_end_state() {
     let mut cfg = lark("start: s | \"a\"\ns: start\n");
     let b = grammask::parser::lalr::build(&cfg).unwrap();
     assert!(b.warnings.is_empty());
-    let rec = grammask::parser::driver::Recognizer::new(cfg.clone()).unwrap();
+    let rec = grammask::reference::recognizer::Recognizer::new(cfg.clone()).unwrap();
     assert!(rec.check(b"a").is_ok() && rec.check(b"").is_err() && rec.check(b"aa").is_err());
     cfg.conflicts = grammask::grammar::ConflictPolicy::Strict;
     assert!(build_tables(&cfg).unwrap_err().message().contains("accept/reduce"));

@@ -3,7 +3,7 @@
 //! terminal by terminal, for the definitions in `grammars/cases/oracle/lark_order.json`
 //! (dumped from Lark by `scripts/lark_order_cases.py`).
 
-use grammask::grammar::lark::parse_grammar;
+use grammask::constraint::parse_lark as parse_grammar;
 use grammask::grammar::Cfg;
 
 #[derive(serde::Deserialize)]

@@ -57,7 +57,7 @@ fn compare(a: &Rc<MaskStore>, b: &Rc<MaskStore>, files: &[(String, String)]) -> 
 }
 
 fn json_cfg(mode: LexerMode) -> Cfg {
-    let mut cfg = grammask::grammar::lark::load_grammar_file(&root().join("grammars/json.lark"), None).unwrap();
+    let mut cfg = grammask::constraint::load_lark_file(&root().join("grammars/json.lark"), None).unwrap();
     cfg.lexer = mode;
     cfg
 }

@@ -7,9 +7,10 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::OnceLock;
 
-use grammask::grammar::{Cfg, LexerMode, Span, TerminalDef, TerminalPattern};
+use grammask::grammar::{Cfg, LexerMode, Lookahead, Span, TerminalDef, TerminalPattern, EMPTY_GROUP};
 use grammask::ids::{LexStateId, NonterminalId, TerminalId};
-use grammask::lexer::{build, build_with_stats, Lexeme, Lexer, LexerParts, RefLexer};
+use grammask::lexer::{build, build_with_stats, Lexeme, Lexer, LexerParts};
+use grammask::reference::lexer::RefLexer;
 use grammask::ErrorKind;
 use proptest::prelude::*;
 
@@ -30,10 +31,22 @@ fn lit(name: &str, text: &str) -> TerminalDef {
     }
 }
 
+/// A regex terminal; each `la(body)` in `regex` becomes a typed lookahead.
 fn re(name: &str, regex: &str) -> TerminalDef {
+    let (mut plain, mut lookaheads) = (String::new(), Vec::new());
+    for (i, part) in regex.split(LA_OPEN).enumerate() {
+        match part.split_once(LA_CLOSE) {
+            Some((not, rest)) if i > 0 => {
+                lookaheads.push(Lookahead { at: plain.len(), not: not.into() });
+                plain.push_str(EMPTY_GROUP);
+                plain.push_str(rest);
+            }
+            _ => plain.push_str(part),
+        }
+    }
     TerminalDef {
         name: name.into(),
-        pattern: TerminalPattern::Regex { regex: regex.into() },
+        pattern: TerminalPattern::Regex { regex: plain, lookaheads },
         priority: 0,
         ignored: false,
         span: Span::default(),
@@ -499,10 +512,12 @@ fn pool() -> Vec<TerminalDef> {
     ]
 }
 
-/// `(?!body)` as the Lark front end writes it (the first lookahead of a pattern).
+/// `(?!body)` in a regex given to [`re`], which turns it into a typed lookahead.
 fn la(body: &str) -> String {
-    grammask::lexer::lookahead_regex(0, body).unwrap()
+    format!("{LA_OPEN}{body}{LA_CLOSE}")
 }
+const LA_OPEN: char = '\u{1}';
+const LA_CLOSE: char = '\u{2}';
 
 fn arb_cfg() -> impl Strategy<Value = Cfg> {
     let n = pool().len();

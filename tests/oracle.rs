@@ -31,7 +31,7 @@ use common::bit;
 use grammask::grammar::{Cfg, LexerMode, TerminalPattern};
 use grammask::ids::TokenId;
 use grammask::matcher::{Matcher, MatcherOptions};
-use grammask::parser::driver::Recognizer;
+use grammask::reference::recognizer::Recognizer;
 use grammask::store::MaskStore;
 use grammask::vocab::Vocab;
 use std::collections::HashMap;
@@ -975,8 +975,8 @@ fn viable_string(o: &mut Oracle, store: &Rc<MaskStore>, alpha: &[u8], rng: &mut 
 
 fn run_spec(spec: &Spec, seed: u64, tally: &mut Tally) -> (u64, usize) {
     let cfg = match spec.lark.strip_prefix('@') {
-        Some(file) => grammask::grammar::lark::load_grammar_file(&common::root().join("grammars").join(file), None),
-        None => grammask::grammar::lark::parse_grammar(spec.lark, spec.name, None, &|_| None),
+        Some(file) => grammask::constraint::load_lark_file(&common::root().join("grammars").join(file), None),
+        None => grammask::constraint::parse_lark(spec.lark, spec.name, None, &|_| None),
     }
     .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
     let mut cfg = cfg;
@@ -1058,8 +1058,8 @@ oracle_test!(oracle_lookahead_longest, "lookahead_longest", 22);
 #[test]
 fn oracle_detects_a_wrong_grammar() {
     let spec = specs().into_iter().find(|s| s.name == "keyword").unwrap();
-    let cfg = grammask::grammar::lark::parse_grammar(spec.lark, "k", None, &|_| None).unwrap();
-    let wrong = grammask::grammar::lark::parse_grammar(&spec.lark.replace("[a-z0-9]*", "[a-z]*"), "k2", None, &|_| None).unwrap();
+    let cfg = grammask::constraint::parse_lark(spec.lark, "k", None, &|_| None).unwrap();
+    let wrong = grammask::constraint::parse_lark(&spec.lark.replace("[a-z0-9]*", "[a-z]*"), "k2", None, &|_| None).unwrap();
     let mut o = Oracle::new(Recognizer::new(cfg).unwrap(), &spec);
     let store = common::compile_store(&wrong, small_vocab(spec.alpha, spec.extra), true);
     let mut tally = Tally::default();
@@ -1069,8 +1069,8 @@ fn oracle_detects_a_wrong_grammar() {
     }
     assert!(tally.failures.iter().any(|f| f.contains("matcher refuses, oracle allows")), "too-strict masks went unnoticed");
     // And the other direction: the wrong grammar's oracle against the right matcher.
-    let cfg = grammask::grammar::lark::parse_grammar(spec.lark, "k", None, &|_| None).unwrap();
-    let wrong = grammask::grammar::lark::parse_grammar(&spec.lark.replace("[a-z0-9]*", "[a-z]*"), "k2", None, &|_| None).unwrap();
+    let cfg = grammask::constraint::parse_lark(spec.lark, "k", None, &|_| None).unwrap();
+    let wrong = grammask::constraint::parse_lark(&spec.lark.replace("[a-z0-9]*", "[a-z]*"), "k2", None, &|_| None).unwrap();
     let mut o = Oracle::new(Recognizer::new(wrong).unwrap(), &spec);
     let store = common::compile_store(&cfg, small_vocab(spec.alpha, spec.extra), true);
     let mut tally = Tally::default();
@@ -1089,7 +1089,7 @@ fn long_walk_keeps_matcher_small() {
         let spec = specs().into_iter().find(|s| s.name == name).unwrap();
         // A sequence of values, so that the walk never has to stop.
         let lark = spec.lark.replace("start: value\n", "start: value*\n");
-        let cfg = grammask::grammar::lark::parse_grammar(&lark, name, None, &|_| None).unwrap();
+        let cfg = grammask::constraint::parse_lark(&lark, name, None, &|_| None).unwrap();
         let rec = Recognizer::new(cfg.clone()).unwrap();
         let store = common::compile_store(&cfg, small_vocab(spec.alpha, spec.extra), true);
         let vocab = store.vocab();

@@ -5,7 +5,7 @@
 //! For every test group: the schema compiles, or fails with an error that
 //! names an unsupported keyword (or a limit). For every compiled schema:
 //! valid instances, serialized compact and spaced under the policy
-//! (`grammask::schema::serialize`), are accepted; invalid instances are
+//! (`grammask::frontend::schema::serialize`), are accepted; invalid instances are
 //! refused (0 invalidation errors is asserted). Acceptance is checked with
 //! the schema oracle (whole text, `LexerMode::LongestAll` from the
 //! definitions) and, token by token with the Llama-3 tokenizer and EOS at the
@@ -22,7 +22,8 @@
 mod schema_common;
 use schema_common as common;
 
-use grammask::schema::{key_rank, oracle::Oracle, serialize, to_cfg, SchemaOptions};
+use grammask::frontend::schema::{key_rank, serialize, to_cfg, SchemaOptions};
+use grammask::reference::oracle::Oracle;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

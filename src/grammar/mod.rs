@@ -1,5 +1,5 @@
-//! The grammar: a Lark front end ([`lark`]) that normalizes to a plain
-//! context-free grammar over terminals ([`Cfg`]).
+//! The normalized grammar: a plain context-free grammar over terminals
+//! ([`Cfg`]).
 //!
 //! The normalized form is what every later stage consumes:
 //! - terminals carry a regex (regex-syntax dialect, the terminal's own
@@ -13,11 +13,10 @@
 //! - the grammar's [`LexerMode`] says which terminals compete for a lexeme
 //!   and how the winner is chosen.
 //!
-//! Front ends: [`lark`] (Lark grammars), [`crate::schema`] (JSON Schema) and
-//! [`crate::regex`] (one regex); all emit a [`Cfg`].
-
-#[cfg(feature = "compiler")]
-pub mod lark;
+//! The front ends (`frontend::lark`, `frontend::schema`, `frontend::regex`,
+//! feature `compiler`) emit a [`Cfg`]; the lexer, the LALR builder and the
+//! store builder consume it. This module imports nothing but ids: it is the
+//! one type the compile stages hand to each other.
 
 use crate::ids::{NonterminalId, RuleId, TerminalId};
 
@@ -44,8 +43,13 @@ pub enum TerminalPattern {
     /// A regular expression in regex-syntax dialect, flags already inlined
     /// (e.g. `(?i)`, `(?s)`, `(?m)`, `(?x)`), terminal references inlined.
     /// Matched with Python `re.match` semantics (leftmost-first: one match
-    /// length per position).
-    Regex { regex: String },
+    /// length per position). `lookaheads` (Lark regexes only, at most
+    /// [`MAX_LOOKAHEADS`], sorted by position) are the one-character
+    /// negative lookaheads `(?!C)` of the pattern, each replaced by the
+    /// empty group `(?:)` in `regex` (so `regex` alone is the pattern
+    /// without its lookaheads); the lexer compiles them where they are
+    /// exact and refuses them otherwise.
+    Regex { regex: String, lookaheads: Vec<Lookahead> },
     /// A *set* of strings (set semantics, no match preference): the non-empty
     /// strings that every regex of `all` matches completely and no regex of
     /// `none` matches completely. `all` is not empty. Used by the schema and
@@ -57,6 +61,25 @@ pub enum TerminalPattern {
     /// `%declare`d: no pattern, never produced by the lexer.
     Declared,
 }
+
+/// A negative lookahead `(?!not)` inside a [`TerminalPattern::Regex`]: it
+/// stands at byte offset `at` of the pattern's `regex` text, where that text
+/// holds the empty group [`EMPTY_GROUP`] in its place; the pattern goes on
+/// there only if the next character does not match `not` (regex-syntax text, no look-around of its
+/// own). The lexer compiles the exact forms: `not` one ASCII character or
+/// class, at a point where every thread of the match is at the lookahead or
+/// at the end of the match (see `lexer::table`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lookahead {
+    pub at: usize,
+    pub not: String,
+}
+
+/// What stands for a [`Lookahead`] in the regex text.
+pub const EMPTY_GROUP: &str = "(?:)";
+
+/// Most [`Lookahead`]s in one terminal's pattern.
+pub const MAX_LOOKAHEADS: usize = 4;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TerminalDef {
@@ -94,11 +117,11 @@ impl TerminalDef {
     pub fn new(name: impl Into<String>, pattern: TerminalPattern) -> Self {
         TerminalDef { name: name.into(), pattern, priority: 0, ignored: false, span: Span::default(), lark: None }
     }
-    /// The regex to compile for a literal or a `re.match` regex (`None` for
-    /// `%declare`d terminals and sets).
+    /// The regex of a literal or a `re.match` regex, without its
+    /// lookaheads (`None` for `%declare`d terminals and sets).
     pub fn regex(&self) -> Option<&str> {
         match &self.pattern {
-            TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex } => Some(regex),
+            TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex, .. } => Some(regex),
             TerminalPattern::Set { .. } | TerminalPattern::Declared => None,
         }
     }

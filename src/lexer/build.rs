@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
-use super::reference::Order;
+use super::order::Order;
 use super::table::{byte_in, compile_all, Table};
 use super::{CtxTables, Lexer, NONE};
 use crate::err;

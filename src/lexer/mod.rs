@@ -2,7 +2,7 @@
 //! transitions are taken byte by byte, so that LLM token bytes can be walked
 //! through the lexer without knowing where lexemes end.
 //!
-//! # Lexing semantics (the definition; see [`reference`])
+//! # Lexing semantics (the definition: `reference::lexer`)
 //!
 //! At a lexeme start, every competing terminal X has its own *match*: the
 //! anchored **leftmost-first** match of its regex (Python `re.match`
@@ -19,7 +19,7 @@
 //! - **LongestAll**: the same, but every terminal tied at the largest match
 //!   is a possible lexeme.
 //! - **Basic** (Lark's basic lexer): terminals in Lark's order, the first one
-//!   that matches wins, with Lark's keyword retyping (see [`reference`]).
+//!   that matches wins, with Lark's keyword retyping (see `lexer::order`).
 //! - **Contextual** (Lark's contextual lexer): as Basic, but only the
 //!   terminals the parser's current LR state has an action for (its *mode*)
 //!   and the ignored ones compete.
@@ -79,16 +79,14 @@
 #[cfg(feature = "compiler")]
 mod build;
 #[cfg(feature = "compiler")]
-pub mod reference;
+pub(crate) mod order;
 #[cfg(feature = "compiler")]
 pub(crate) mod table;
 
 #[cfg(feature = "compiler")]
 pub use build::{build, build_for, build_with_stats, contextual_modes, BuildStats};
 #[cfg(feature = "compiler")]
-pub use reference::{rank_better, RefLexer};
-#[cfg(feature = "compiler")]
-pub use table::lookahead_regex;
+pub use order::rank_better;
 
 use crate::err;
 use crate::ids::{LexStateId, TerminalId};

@@ -19,9 +19,11 @@
 //!
 //! # One-character negative lookahead
 //!
-//! The Lark front end writes `(?!C)` (C: a set of ASCII characters) as
-//! `(?:M1 (?:C) M2 | M3)` with bytes that never occur in UTF-8 text as
-//! markers ([`LOOKAHEAD_MARKERS`]). In the DFA of that regex, a state `q`
+//! The Lark front end hands `(?!C)` (C: a set of ASCII characters) over as a
+//! typed [`Lookahead`](crate::grammar::Lookahead) of a
+//! [`TerminalPattern::Regex`]. Here (and only here) it is written into the
+//! regex as `(?:M1 (?:C) M2 | M3)` with bytes that never occur in UTF-8 text
+//! as markers ([`LOOKAHEAD_MARKERS`], [`encoded_regex`]). In the DFA of that regex, a state `q`
 //! with marker edges `q -M1-> q1` and `q -M3-> q3` is the lookahead's
 //! position: the forbidden bytes `F` are the bytes `b` with `q1 -b-> q2 -M2->`,
 //! and `q3` is where the pattern continues when the next byte is not in `F`.
@@ -62,7 +64,7 @@ use regex_automata::{Anchored, MatchKind};
 
 use super::NONE;
 use crate::err;
-use crate::grammar::{Cfg, TerminalDef, TerminalPattern};
+use crate::grammar::{Cfg, Lookahead, TerminalDef, TerminalPattern, EMPTY_GROUP, MAX_LOOKAHEADS};
 use crate::ids::TerminalId;
 use crate::Result;
 
@@ -98,11 +100,10 @@ fn cached(key: CacheKey, make: impl FnOnce() -> Result<Table>) -> Result<Rc<Tabl
 }
 
 /// Marker bytes of the lookahead encoding (see the module doc): `M2` (shared)
-/// then `(M1, M3)` per lookahead of a pattern, at most 4 lookaheads. None of
-/// them occurs in UTF-8 text.
-pub(crate) const LOOKAHEAD_MARKERS: [u8; 9] = [0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF, 0xC0];
-/// Most lookaheads in one pattern.
-pub const MAX_LOOKAHEADS: usize = (LOOKAHEAD_MARKERS.len() - 1) / 2;
+/// then `(M1, M3)` per lookahead of a pattern, at most
+/// [`MAX_LOOKAHEADS`] lookaheads. None of them occurs in UTF-8 text.
+const LOOKAHEAD_MARKERS: [u8; 9] = [0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF, 0xC0];
+const _: () = assert!(MAX_LOOKAHEADS <= (LOOKAHEAD_MARKERS.len() - 1) / 2);
 
 /// A set of bytes.
 pub(crate) type ByteSet = [u64; 4];
@@ -215,9 +216,10 @@ impl Table {
     }
 
     /// The table of a regex with `n` lookaheads in the marker encoding (see
-    /// the module doc): resolves them into rows and guarded accepts, or
-    /// refuses a form that is not exact.
-    fn with_lookaheads(d: &Dfa, re: &str, n: usize, who: &dyn Fn() -> String) -> Result<Table> {
+    /// the module doc; `d` is its DFA, `plain` the regex without its
+    /// lookaheads): resolves them into rows and guarded accepts, or refuses
+    /// a form that is not exact.
+    fn with_lookaheads(d: &Dfa, plain: &str, n: usize, who: &dyn Fn() -> String) -> Result<Table> {
         let refuse = |why: &str| {
             Err(err!(
                 Grammar,
@@ -311,7 +313,7 @@ impl Table {
                 next[s * 256 + m as usize] = NONE;
             }
         }
-        if trailing && !Table::prefers_longest(&strip_lookaheads(re), who)? {
+        if trailing && !Table::prefers_longest(plain, who)? {
             return refuse(
                 "ends a match that the pattern can prefer to a longer one (lazy quantifier or alternative order), \
                  so Python's match is not the longest one whose lookahead holds",
@@ -535,11 +537,23 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
     let who = || describe(def);
     match &def.pattern {
         TerminalPattern::Declared => Ok(None),
-        TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex } => {
-            let t = cached(CacheKey::Regex(regex.clone(), false), || {
+        TerminalPattern::Literal { .. } | TerminalPattern::Regex { .. } => {
+            let Some(regex) = encoded_regex(&def.pattern) else { unreachable!() };
+            let (plain, n_la) = match &def.pattern {
+                TerminalPattern::Regex { regex, lookaheads } if !lookaheads_ok(regex, lookaheads) => {
+                    return Err(err!(
+                        Grammar,
+                        "{}: more than {MAX_LOOKAHEADS} lookaheads, or one that does not stand at an empty group `{EMPTY_GROUP}` of its regex",
+                        who()
+                    ))
+                }
+                TerminalPattern::Regex { regex, lookaheads } => (regex.as_str(), lookaheads.len()),
+                _ => ("", 0),
+            };
+            let regex = regex.as_ref();
+            let t = cached(CacheKey::Regex(regex.to_string(), false), || {
                 let d = compile_regex(regex, MatchKind::LeftmostFirst, &who)?;
-                let n_la = count_lookaheads(regex);
-                let t = if n_la == 0 { Table::from_dfa(&d) } else { Table::with_lookaheads(&d, regex, n_la, &who)? };
+                let t = if n_la == 0 { Table::from_dfa(&d) } else { Table::with_lookaheads(&d, plain, n_la, &who)? };
                 if t.start != NONE && t.accept[t.start as usize] {
                     return Err(err!(Grammar, "{}: regex /{regex}/ matches the empty string", who()));
                 }
@@ -573,7 +587,7 @@ pub(crate) fn compile_all(cfg: &Cfg) -> Result<Vec<Option<Table>>> {
     (0..cfg.terminals.len()).map(|i| compile_terminal(cfg, TerminalId::new(i))).collect()
 }
 
-/// The marker text that opens lookahead `k` (see [`lookahead_regex`]).
+/// The marker text that opens lookahead `k` (see [`encoded_regex`]).
 fn lookahead_open(k: usize) -> String {
     format!("(?:(?-u:\\x{:02X})(?:", LOOKAHEAD_MARKERS[1 + 2 * k])
 }
@@ -583,28 +597,39 @@ fn lookahead_close(k: usize) -> String {
     format!(")(?-u:\\x{:02X})|(?-u:\\x{:02X}))", LOOKAHEAD_MARKERS[0], LOOKAHEAD_MARKERS[2 + 2 * k])
 }
 
-/// The regex-syntax text of the `k`-th (0-based) negative lookahead of a
-/// pattern, `(?!body)`, in the marker encoding (see the module doc); `body`
-/// is already in regex-syntax. `None` past [`MAX_LOOKAHEADS`].
-pub fn lookahead_regex(k: usize, body: &str) -> Option<String> {
-    (k < MAX_LOOKAHEADS).then(|| format!("{}{body}{}", lookahead_open(k), lookahead_close(k)))
-}
-
-/// How many lookaheads a regex holds in the marker encoding.
-fn count_lookaheads(re: &str) -> usize {
-    (0..MAX_LOOKAHEADS).take_while(|&k| re.contains(&lookahead_open(k))).count()
-}
-
-/// The regex without its lookaheads (each replaced by the empty regex).
-fn strip_lookaheads(re: &str) -> String {
-    let mut s = re.to_string();
-    for k in 0..MAX_LOOKAHEADS {
-        let (open, close) = (lookahead_open(k), lookahead_close(k));
-        if let (Some(a), Some(b)) = (s.find(&open), s.find(&close)) {
-            if a < b {
-                s.replace_range(a..b + close.len(), "(?:)");
-            }
-        }
+/// The regex the lexer compiles for a literal or a regex terminal (`None`
+/// for sets and `%declare`d terminals): a regex's [`Lookahead`]s written in
+/// the marker encoding (see the module doc), each in place of its
+/// [`EMPTY_GROUP`]. The grammar fingerprint hashes this text too.
+pub(crate) fn encoded_regex(p: &TerminalPattern) -> Option<std::borrow::Cow<'_, str>> {
+    match p {
+        TerminalPattern::Literal { regex, .. } => Some(regex.into()),
+        TerminalPattern::Regex { regex, lookaheads } if lookaheads.is_empty() || !lookaheads_ok(regex, lookaheads) => Some(regex.into()),
+        TerminalPattern::Regex { regex, lookaheads } => Some(encode_lookaheads(regex, lookaheads).into()),
+        TerminalPattern::Set { .. } | TerminalPattern::Declared => None,
     }
-    s
+}
+
+/// Whether a regex's lookaheads can be encoded: at most [`MAX_LOOKAHEADS`],
+/// in order, each at an [`EMPTY_GROUP`] of the text.
+fn lookaheads_ok(regex: &str, lookaheads: &[Lookahead]) -> bool {
+    let mut pos = 0;
+    lookaheads.len() <= MAX_LOOKAHEADS
+        && lookaheads.iter().all(|la| {
+            let ok = la.at >= pos && regex.get(la.at..).is_some_and(|r| r.starts_with(EMPTY_GROUP));
+            pos = la.at + EMPTY_GROUP.len();
+            ok
+        })
+}
+
+fn encode_lookaheads(regex: &str, lookaheads: &[Lookahead]) -> String {
+    let mut out = String::with_capacity(regex.len() + 64 * lookaheads.len());
+    let mut pos = 0;
+    for (k, la) in lookaheads.iter().enumerate() {
+        out.push_str(&regex[pos..la.at]);
+        out.push_str(&format!("{}{}{}", lookahead_open(k), la.not, lookahead_close(k)));
+        pos = la.at + EMPTY_GROUP.len();
+    }
+    out.push_str(&regex[pos..]);
+    out
 }

@@ -23,8 +23,6 @@
 
 pub mod stack;
 pub mod indent;
-#[cfg(feature = "compiler")]
-pub mod driver;
 
 #[cfg(feature = "compiler")]
 pub mod lalr;

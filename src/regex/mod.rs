@@ -1,105 +1,31 @@
-//! Regex front end (feature `compiler`): the whole output must match one
-//! regex (Python `re.fullmatch` semantics) → a normalized
-//! [`Cfg`](crate::grammar::Cfg) with a single [`TerminalPattern::Set`](crate::grammar::TerminalPattern::Set) terminal
-//! (and an empty alternative when the regex matches the empty string).
+//! The regex layer (feature `compiler`): what every front end needs to know
+//! about regexes, below all of them.
 //!
-//! The pattern is translated by the Lark front end's Python-regex translator
-//! (`\Z`, octal/hex escapes, verbose mode, inline flags `i m s x`, named
-//! groups, …). Anchors: a leading `^`/`\A` and a trailing `$`/`\Z` are
-//! no-ops under fullmatch; anchors elsewhere are resolved when they can only
-//! match at the ends (`a|^b`), else refused. Unsupported, with an error
-//! naming the construct: backreferences (`\1`, `(?P=name)`), look-around
-//! (`(?=`, `(?!`, `(?<=`, `(?<!`), `\b`/`\B`, atomic groups and possessive
-//! quantifiers, conditional groups, the `a`/`L` flags, `\N{...}`, and the
-//! multi-line `^`/`$` (flag `m`). Semantics of `\d`, `\w`, `\s` are Unicode,
-//! as in Python 3 `str` patterns (CPython 3.11's tables, `grammar/lark/pyclasses.rs`).
+//! Each front end reads patterns in its own dialect and hands the rest of
+//! the compiler regex-syntax text (in a [`TerminalPattern`] of the
+//! [`Cfg`](crate::grammar::Cfg)). The dialects and the operations on the
+//! resulting languages live here, once, rather than inside the front end
+//! that needed them first:
+//! - `python`: Python `re` → regex-syntax (Lark terminals, the regex
+//!   constraint), with CPython's Unicode classes and `sre_parse`'s width
+//!   rules (Lark's terminal order); one-character negative lookaheads come
+//!   out as typed [`Lookahead`](crate::grammar::Lookahead)s, never as text;
+//! - [`ecma`]: ECMA-262 → regex-syntax (JSON Schema `pattern`);
+//! - [`lang`]: language operations on regex-syntax text and HIR, shared by
+//!   the front ends and the schema oracle: anchors resolved for search or
+//!   full-match semantics, full-match DFAs, emptiness of intersections and
+//!   differences (the `Set` terminals).
+//!
+//! Why a layer: the regex front end is Python syntax with full-match
+//! semantics, the schema front end is ECMA syntax with search semantics,
+//! and `%json` in a Lark grammar puts both in one grammar. Kept here, the
+//! front ends share one implementation of each and never import each
+//! other. The layer imports only the normalized grammar's types
+//! ([`crate::grammar`]); the lexer compiles terminal tables itself (it
+//! needs match kinds and lookahead guards this layer knows nothing of).
+//!
+//! [`TerminalPattern`]: crate::grammar::TerminalPattern
 
-use crate::grammar::{Cfg, LexerMode, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
-use crate::grammar::lark::pyregex;
-use crate::ids::{NonterminalId, TerminalId};
-use crate::schema::rx;
-use crate::{err, Result};
-
-/// Longest pattern accepted (characters).
-pub const MAX_PATTERN: usize = 100_000;
-
-/// The regex-syntax text of the strings a Python regex fully matches, and
-/// whether the empty string is one of them.
-pub fn fullmatch_regex(pattern: &str) -> Result<(String, bool)> {
-    if pattern.len() > MAX_PATTERN {
-        return Err(err!(Limit, "regex constraint: pattern longer than {MAX_PATTERN} characters"));
-    }
-    let t = pyregex::translate(pattern, false).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
-    if !t.unsupported.is_empty() {
-        return Err(err!(Regex, "regex constraint {pattern:?}: unsupported: {}", t.unsupported.join(", ")));
-    }
-    let hir = rx::parse_hir(&t.regex).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
-    let full = rx::fullmatch_language(&hir).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
-    let re = full.to_string();
-    let empty = rx::matches_empty(&re).map_err(|e| err!(Limit, "regex constraint {pattern:?}: {e}"))?;
-    Ok((re, empty))
-}
-
-/// Compile a Python regex into a grammar whose language is the strings it fully matches.
-pub fn to_cfg(pattern: &str) -> Result<Cfg> {
-    let (re, empty) = fullmatch_regex(pattern)?;
-    let nonempty = rx::set_nonempty(std::slice::from_ref(&re), &[]).map_err(|e| err!(Limit, "regex constraint {pattern:?}: {e}"))?;
-    if !nonempty && !empty {
-        return Err(err!(Grammar, "regex constraint {pattern:?} matches no string"));
-    }
-    let start = NonterminalId::new(0);
-    let mut rules = Vec::new();
-    let mut terminals = Vec::new();
-    if nonempty {
-        terminals.push(TerminalDef::new("REGEX", TerminalPattern::Set { all: vec![re], none: vec![] }));
-        rules.push(Rule::new(start, vec![Symbol::T(TerminalId::new(0))], Span::default()));
-    }
-    if empty {
-        rules.push(Rule::new(start, vec![], Span::default()));
-    }
-    Ok(Cfg {
-        terminals,
-        nonterminals: vec![NonterminalDef { name: "start".into(), span: Span::default() }],
-        rules,
-        start,
-        indent: None,
-        lexer: LexerMode::LongestAll,
-        conflicts: Default::default(),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schema::oracle::Oracle;
-
-    fn accepts(p: &str, s: &str) -> bool {
-        Oracle::new(&to_cfg(p).unwrap()).unwrap().check(s.as_bytes()).is_ok()
-    }
-
-    #[test]
-    fn fullmatch() {
-        assert!(accepts(r"\d{3}-\d{4}", "555-1234"));
-        assert!(!accepts(r"\d{3}-\d{4}", "555-12345"));
-        assert!(accepts(r"^(yes|no)$", "no"));
-        assert!(accepts(r"a*", ""));
-        assert!(accepts(r"(?i)abc", "ABC"));
-        assert!(accepts(r"^a|b$", "b"));
-        assert!(to_cfg(r"x^a").is_err(), "matches nothing");
-        assert!(accepts(r"(?x) a b  # comment", "ab"));
-    }
-
-    #[test]
-    fn unsupported() {
-        for p in [r"(a)\1", r"(?=a)a", r"(?<!a)b", r"\bword", "(?P<x>a)(?P=x)", "[", "a{2"] {
-            let r = to_cfg(p);
-            if p == "a{2" {
-                // Python: a literal "{2".
-                assert!(r.is_ok(), "{p}");
-                continue;
-            }
-            assert!(r.is_err(), "{p}");
-        }
-        assert!(to_cfg("[^\\s\\S]").is_err());
-    }
-}
+pub mod ecma;
+pub mod lang;
+pub(crate) mod python;

@@ -258,7 +258,7 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
                     h.write(r.as_bytes());
                 }
             }
-            _ => h.write(t.regex().unwrap_or("").as_bytes()),
+            _ => h.write(crate::lexer::table::encoded_regex(&t.pattern).as_deref().unwrap_or("").as_bytes()),
         }
         h.write(&t.priority.to_le_bytes());
         h.write(&[t.ignored as u8, t.is_literal() as u8]);

@@ -31,9 +31,9 @@ pub struct Case {
 
 pub fn load_case_grammar(case: &Case, case_path: &Path) -> Cfg {
     match (&case.grammar, &case.grammar_text) {
-        (Some(g), _) => grammask::grammar::lark::load_grammar_file(&root().join("grammars").join(g), case.start.as_deref())
+        (Some(g), _) => grammask::constraint::load_lark_file(&root().join("grammars").join(g), case.start.as_deref())
             .unwrap_or_else(|e| panic!("{}: grammar {g}: {e}", case_path.display())),
-        (None, Some(t)) => grammask::grammar::lark::parse_grammar(t, &case_path.display().to_string(), case.start.as_deref(), &|_| None)
+        (None, Some(t)) => grammask::constraint::parse_lark(t, &case_path.display().to_string(), case.start.as_deref(), &|_| None)
             .unwrap_or_else(|e| panic!("{}: {e}", case_path.display())),
         _ => panic!("{}: case needs `grammar` or `grammar_text`", case_path.display()),
     }

@@ -19,13 +19,13 @@ pub(crate) struct GrammarArgs {
 /// Loads a Lark grammar file with the `--strict` / `--lexer` options and prints the
 /// conflicts Lark's rules settle (as warnings, to stderr) unless `quiet`.
 pub(crate) fn load_grammar(path: &Path, start: Option<&str>, g: &GrammarArgs, quiet: bool) -> Result<grammask::grammar::Cfg> {
-    let mut cfg = grammask::grammar::lark::load_grammar_file(path, start)?;
+    let mut cfg = grammask::constraint::load_lark_file(path, start)?;
     if g.strict {
         cfg.conflicts = cfg.conflicts.strict();
     }
     if let Some(m) = &g.lexer {
         if let Some(m) = grammask::grammar::LexerMode::from_name(m) {
-            grammask::grammar::lark::set_lexer(&mut cfg, m)?;
+            grammask::frontend::lark::set_lexer(&mut cfg, m)?;
         }
     }
     let built = grammask::parser::lalr::build(&cfg)?;

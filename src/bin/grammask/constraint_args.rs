@@ -4,7 +4,7 @@
 
 use crate::common::read;
 use grammask::constraint::{compile, Constraint, ConstraintOptions};
-use grammask::schema::{Whitespace, DEFAULT_MAX_RUN};
+use grammask::frontend::schema::{Whitespace, DEFAULT_MAX_RUN};
 use grammask::store::MaskStore;
 use grammask::vocab::PreparedVocab;
 use grammask::{Error, ErrorKind, Result};
@@ -70,7 +70,7 @@ pub fn compile_store(pv: &Rc<PreparedVocab>, c: &Constraint, o: &ConstraintOptio
 /// first visit, the same masks as a full store); relative `%import`s resolve
 /// next to the file.
 pub fn lazy_lark_store(grammar: &Path, start: Option<&str>, pv: &Rc<PreparedVocab>) -> Result<Rc<MaskStore>> {
-    let cfg = grammask::grammar::lark::load_grammar_file(grammar, start)?;
+    let cfg = grammask::constraint::load_lark_file(grammar, start)?;
     let (store, _) = grammask::store::build::compile_lazy(&cfg, pv.clone())?;
     Ok(Rc::new(store))
 }

@@ -1,7 +1,7 @@
 //! `grammask parse`: lex and parse files with a grammar (the reference recognizer).
 
 use crate::common::{expand, load_grammar, read, with_list, GrammarArgs};
-use grammask::parser::driver::Recognizer;
+use grammask::reference::recognizer::Recognizer;
 use grammask::Result;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -855,7 +855,7 @@ mod tests {
         Cfg {
             terminals: terms
                 .into_iter()
-                .map(|name| TerminalDef::new(name.clone(), TerminalPattern::Regex { regex: name }))
+                .map(|name| TerminalDef::new(name.clone(), TerminalPattern::Regex { regex: name, lookaheads: vec![] }))
                 .collect(),
             nonterminals: nts.into_iter().map(|name| NonterminalDef { name, span: Span::default() }).collect(),
             rules,
@@ -1222,7 +1222,7 @@ mod tests {
             let n = format!("T{i}");
             terms.push(match cfg.terminal_by_name(&n) {
                 Some(t) => cfg.terminals[t.index()].clone(),
-                None => TerminalDef::new(n.clone(), TerminalPattern::Regex { regex: n }),
+                None => TerminalDef::new(n.clone(), TerminalPattern::Regex { regex: n, lookaheads: vec![] }),
             });
         }
         let old = cfg.terminals.clone();

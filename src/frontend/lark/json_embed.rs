@@ -17,7 +17,7 @@
 
 use crate::grammar::{Cfg, NonterminalDef, Rule, Symbol, TerminalDef};
 use crate::ids::{NonterminalId, TerminalId};
-use crate::schema::{to_cfg_prefixed, SchemaOptions};
+use super::SchemaCompiler;
 use crate::{err, Result};
 
 /// The rewritten grammar text and the embedded schemas (JSON text, line).
@@ -102,11 +102,11 @@ pub(crate) fn extract(text: &str, file: &str) -> Result<(String, Vec<(String, us
 }
 
 /// Merges the embedded schemas into the normalized grammar.
-pub(crate) fn merge(mut cfg: Cfg, found: &[(String, usize)], file: &str) -> Result<Cfg> {
-    for (n, (json, line)) in found.iter().enumerate() {
+pub(crate) fn merge(mut cfg: Cfg, found: &[(String, usize)], file: &str, json: &SchemaCompiler) -> Result<Cfg> {
+    for (n, (text, line)) in found.iter().enumerate() {
         let schema: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| err!(GrammarSyntax, "{file}:{line}: %json: invalid JSON: {e}"))?;
-        let g = to_cfg_prefixed(&schema, &SchemaOptions::default(), &format!("json{n}_"))
+            serde_json::from_str(text).map_err(|e| err!(GrammarSyntax, "{file}:{line}: %json: invalid JSON: {e}"))?;
+        let g = json(&schema, &format!("json{n}_"))
             .map_err(|e| crate::Error::new(e.kind(), format!("{file}:{line}: %json: {}", e.message())))?;
         let Some(ph) = cfg.terminal_by_name(&format!("_JSON_EMBED_{n}")) else { continue };
         let (t0, n0) = (cfg.terminals.len() as u32, cfg.nonterminals.len() as u32);
@@ -114,10 +114,10 @@ pub(crate) fn merge(mut cfg: Cfg, found: &[(String, usize)], file: &str) -> Resu
             Symbol::T(t) => Symbol::T(TerminalId(t.0 + t0)),
             Symbol::N(x) => Symbol::N(NonterminalId(x.0 + n0)),
         };
-        cfg.terminals.extend(g.cfg.terminals.into_iter().map(|t: TerminalDef| t));
-        cfg.nonterminals.extend(g.cfg.nonterminals.into_iter().map(|d: NonterminalDef| d));
-        let start = NonterminalId(g.cfg.start.0 + n0);
-        for r in g.cfg.rules {
+        cfg.terminals.extend(g.terminals.into_iter().map(|t: TerminalDef| t));
+        cfg.nonterminals.extend(g.nonterminals.into_iter().map(|d: NonterminalDef| d));
+        let start = NonterminalId(g.start.0 + n0);
+        for r in g.rules {
             let rhs = r.rhs.into_iter().map(shift).collect();
             cfg.rules.push(Rule::new(NonterminalId(r.lhs.0 + n0), rhs, r.span));
         }

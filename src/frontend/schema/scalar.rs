@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::ir::{ConjId, Ir, T_BOOL, T_FRAC, T_INT, T_NULL, T_STR};
 use super::numbers::{self, Dec};
-use super::rx;
+use crate::regex::lang;
+use super::json_text;
 use crate::{err, Result};
 
 /// Longest `maxLength` (and `minLength`) enforced (the lexer DFA grows linearly).
@@ -51,13 +52,13 @@ impl ScalarLang {
 }
 
 fn lit_alt(texts: &[String]) -> String {
-    let v: Vec<String> = texts.iter().map(|t| rx::escape(t)).collect();
+    let v: Vec<String> = texts.iter().map(|t| lang::escape(t)).collect();
     format!("(?:{})", v.join("|"))
 }
 
 /// Keeps the literal texts that every regex of `list` matches.
 fn filter_lits(texts: Vec<String>, list: &[String]) -> Result<Vec<String>> {
-    let dfas: Vec<std::rc::Rc<rx::Dfa>> = list.iter().map(|r| rx::Dfa::cached(r).map_err(|e| err!(Limit, "JSON Schema: {e}"))).collect::<Result<_>>()?;
+    let dfas: Vec<std::rc::Rc<lang::Dfa>> = list.iter().map(|r| lang::Dfa::cached(r).map_err(|e| err!(Limit, "JSON Schema: {e}"))).collect::<Result<_>>()?;
     Ok(texts.into_iter().filter(|t| dfas.iter().all(|d| d.full_match(t.as_bytes()))).collect())
 }
 
@@ -111,7 +112,7 @@ pub fn scalar_lang(ir: &mut Ir<'_>, c: ConjId) -> Result<ScalarLang> {
     if eff & T_STR != 0 {
         let mut list = Vec::new();
         for (p, ptr) in &m.patterns {
-            match rx::pattern_string_regex(p) {
+            match json_text::pattern_string_regex(p) {
                 Ok(r) => list.push(r),
                 Err(e) => {
                     if ir.opts.lenient {
@@ -123,8 +124,8 @@ pub fn scalar_lang(ir: &mut Ir<'_>, c: ConjId) -> Result<ScalarLang> {
             }
         }
         for (f, ptr) in &m.formats {
-            let h = rx::parse_hir(f).map_err(|e| err!(Regex, "JSON Schema: format at {ptr}: {e}"))?;
-            list.push(rx::quoted_regex(&h).map_err(|e| err!(Regex, "JSON Schema: format at {ptr}: {e}"))?);
+            let h = lang::parse_hir(f).map_err(|e| err!(Regex, "JSON Schema: format at {ptr}: {e}"))?;
+            list.push(json_text::quoted_regex(&h).map_err(|e| err!(Regex, "JSON Schema: format at {ptr}: {e}"))?);
         }
         if m.min_len > 0 || m.max_len.is_some() {
             let big = m.max_len.unwrap_or(m.min_len).max(m.min_len);
@@ -139,13 +140,13 @@ pub fn scalar_lang(ir: &mut Ir<'_>, c: ConjId) -> Result<ScalarLang> {
                 Some(x) => format!("{{{},{x}}}", m.min_len),
                 None => format!("{{{},}}", m.min_len),
             };
-            list.push(format!("\"{}{q}\"", rx::CHAR));
+            list.push(format!("\"{}{q}\"", json_text::CHAR));
         }
         if list.is_empty() {
-            list.push(rx::ANY_STRING.to_string());
+            list.push(json_text::ANY_STRING.to_string());
         }
         if let Some(cs) = &consts {
-            let texts: Vec<String> = cs.iter().filter_map(|v| v.as_str()).map(rx::quote).collect();
+            let texts: Vec<String> = cs.iter().filter_map(|v| v.as_str()).map(json_text::quote).collect();
             let kept = filter_lits(texts, &list)?;
             if !kept.is_empty() {
                 out.str = Some(vec![lit_alt(&kept)]);

@@ -15,14 +15,21 @@
 //!   `#` comments outside sets are removed, so the output never needs `x`.
 //!
 //! A negative lookahead `(?!body)` whose body translates (no nested
-//! lookaround) is written in the lexer's marker encoding (see
-//! `lexer::table`, "One-character negative lookahead"): the lexer compiles
-//! it when it is exact and refuses it otherwise. Other lookaround (`(?=`,
+//! lookaround) is replaced by the empty group `(?:)` in the text and
+//! returned as a typed [`Lookahead`] at that group's offset ([`Translated::lookaheads`]): the lexer
+//! compiles it when it is exact and refuses it otherwise. Other lookaround (`(?=`,
 //! `(?<=`, `(?<!`, a `(?!` that does not translate) and backreferences (`\1`,
 //! `(?P=name)`) cannot be expressed; they are *reported* in
 //! [`Translated::unsupported`] (so the caller can list every offending terminal
 //! at once) rather than failing immediately. Anything else that cannot be
 //! translated is an `Err` with a message.
+
+use crate::grammar::{Lookahead, EMPTY_GROUP, MAX_LOOKAHEADS};
+
+use super::lang::push_literal;
+
+mod classes;
+pub(crate) mod width;
 
 /// A translated pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,26 +38,10 @@ pub(crate) struct Translated {
     pub regex: String,
     /// Constructs we cannot support, e.g. ``lookahead `(?=` ``.
     pub unsupported: Vec<String>,
-    /// Negative lookaheads `(?!...)` written in the lexer's marker encoding
-    /// ([`crate::lexer::table::lookahead_regex`]); the lexer compiles the
-    /// exact forms and refuses the others.
-    pub lookaheads: usize,
-}
-
-/// Pushes `c` as a literal that is safe anywhere (inside or outside a set).
-pub(crate) fn push_literal(out: &mut String, c: char) {
-    if c.is_ascii_punctuation() {
-        if c == '<' || c == '>' {
-            out.push(c);
-        } else {
-            out.push('\\');
-            out.push(c);
-        }
-    } else if c.is_whitespace() || c.is_control() {
-        out.push_str(&format!("\\x{{{:X}}}", c as u32));
-    } else {
-        out.push(c);
-    }
+    /// Negative lookaheads `(?!...)`, each replaced by `(?:)` in `regex` (at most
+    /// [`MAX_LOOKAHEADS`]); the lexer compiles the exact forms and refuses
+    /// the others.
+    pub lookaheads: Vec<Lookahead>,
 }
 
 fn hex_char(chars: &[char], i: &mut usize, n: usize, what: &str) -> Result<char, String> {
@@ -148,12 +139,12 @@ fn set_item(chars: &[char], i: &mut usize) -> Result<SetItem, String> {
 /// and follow another Unicode version. Tables: `pyclasses.rs`.
 fn python_class(e: char) -> String {
     let (table, negated) = match e {
-        'd' => (super::pyclasses::DIGIT, false),
-        'D' => (super::pyclasses::DIGIT, true),
-        's' => (super::pyclasses::SPACE, false),
-        'S' => (super::pyclasses::SPACE, true),
-        'w' => (super::pyclasses::WORD, false),
-        _ => (super::pyclasses::WORD, true),
+        'd' => (classes::DIGIT, false),
+        'D' => (classes::DIGIT, true),
+        's' => (classes::SPACE, false),
+        'S' => (classes::SPACE, true),
+        'w' => (classes::WORD, false),
+        _ => (classes::WORD, true),
     };
     let mut out = String::from(if negated { "[^" } else { "[" });
     for &(a, b) in table {
@@ -341,7 +332,7 @@ fn continuation(rest: &[char]) -> String {
 /// string, so that it never fails to match.
 fn always_matches(pattern: &str) -> bool {
     let Ok(t) = translate(pattern, false) else { return false };
-    if !t.unsupported.is_empty() || t.lookaheads > 0 {
+    if !t.unsupported.is_empty() || !t.lookaheads.is_empty() {
         return false;
     }
     regex_syntax::ParserBuilder::new()
@@ -402,7 +393,7 @@ fn settled_lookbehind(chars: &[char], at: usize) -> Option<(usize, bool)> {
     }
     let end = group_end(chars, at + 4)?;
     let body: String = chars[at + 4..end].iter().collect();
-    let t = translate(&body, false).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads == 0)?;
+    let t = translate(&body, false).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads.is_empty())?;
     // One character, with or without the case-insensitive flag (both must agree).
     let member = |re: &str| -> Option<bool> {
         let hir = regex_syntax::ParserBuilder::new().build().parse(re).ok()?;
@@ -443,8 +434,9 @@ fn settled_lookbehind(chars: &[char], at: usize) -> Option<(usize, bool)> {
 ///
 /// `at` is the index of the `.` after the opening quote(s) or of the `(` of
 /// the `(?!QQ)`; returns how many characters the translation covers from
-/// `at` on, the regex-syntax text, and whether it used a lookahead.
-fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, String, bool)> {
+/// `at` on, the regex-syntax text, and the lookahead it uses (its offset in
+/// that text and its body), if any.
+fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, String, Option<(usize, String)>)> {
     const IDIOM: &str = r".*?(?<!\\)(\\\\)*?";
     let n = IDIOM.chars().count();
     let starts = |k: usize, s: &str| s.chars().enumerate().all(|(m, c)| chars.get(k + m) == Some(&c));
@@ -464,10 +456,10 @@ fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, 
             let close = at + n;
             let qqq: String = std::iter::repeat_n(q, 3).collect();
             (starts(at, IDIOM) && starts(close, &qqq) && nullable_after(close + 3))
-                .then(|| (n, format!("(?:{x}|{ql}{x}|{ql}{ql}{x})*"), false))
+                .then(|| (n, format!("(?:{x}|{ql}{x}|{ql}{ql}{x})*"), None))
         }
         '.' if unescaped(at - 1) => {
-            (starts(at, IDIOM) && chars.get(at + n) == Some(&q) && nullable_after(at + n + 1)).then(|| (n, format!("{x}*"), false))
+            (starts(at, IDIOM) && chars.get(at + n) == Some(&q) && nullable_after(at + n + 1)).then(|| (n, format!("{x}*"), None))
         }
         '(' if unescaped(at - 1) => {
             let la: String = format!("(?!{q}{q})");
@@ -486,8 +478,11 @@ fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, 
             if !(chars.get(p + len) == Some(&q) && nullable_after(p + len + 1)) {
                 return None;
             }
-            let guard = crate::lexer::table::lookahead_regex(lookaheads, &ql)?;
-            Some((p + len + 1 - at, format!("(?:{body}+{ql}|{ql}{guard})"), true))
+            if lookaheads >= MAX_LOOKAHEADS {
+                return None;
+            }
+            let before = format!("(?:{body}+{ql}|{ql}");
+            Some((p + len + 1 - at, format!("{before}{EMPTY_GROUP})"), Some((before.len(), ql))))
         }
         _ => None,
     }
@@ -499,7 +494,7 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
     let chars: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len() + 8);
     let mut unsupported = Vec::new();
-    let mut lookaheads = 0;
+    let mut lookaheads: Vec<Lookahead> = Vec::new();
     // Verbose mode of the enclosing groups (`(?x:...)` is scoped).
     let mut groups: Vec<bool> = Vec::new();
     let mut i = 0;
@@ -507,9 +502,11 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
         let c = chars[i];
         i += 1;
         if c == '.' || c == '(' {
-            if let Some((n, emit, used)) = string_idiom(&chars, i - 1, lookaheads) {
+            if let Some((n, emit, guard)) = string_idiom(&chars, i - 1, lookaheads.len()) {
+                if let Some((at, not)) = guard {
+                    lookaheads.push(Lookahead { at: out.len() + at, not });
+                }
                 out.push_str(&emit);
-                lookaheads += used as usize;
                 i += n - 1;
                 continue;
             }
@@ -571,22 +568,22 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                 i += 1;
                 let rest = |k: usize, s: &str| s.chars().enumerate().all(|(n, c)| chars.get(k + n) == Some(&c));
                 let body = if rest(i, "!") { group_end(&chars, i + 1) } else { None };
-                let body = body.and_then(|end| {
+                let body = body.filter(|_| lookaheads.len() < MAX_LOOKAHEADS).and_then(|end| {
                     let text: String = chars[i + 1..end].iter().collect();
-                    let inner = translate(&text, verbose).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads == 0)?;
-                    crate::lexer::table::lookahead_regex(lookaheads, &inner.regex).map(|rx| (end, rx))
+                    let inner = translate(&text, verbose).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads.is_empty())?;
+                    Some((end, inner.regex))
                 });
-                if let Some((end, rx)) = body {
+                if let Some((end, not)) = body {
                     // One-character negative lookahead: the lexer decides
                     // whether it compiles exactly (lexer::table).
-                    out.push_str(&rx);
-                    lookaheads += 1;
+                    lookaheads.push(Lookahead { at: out.len(), not });
+                    out.push_str(EMPTY_GROUP);
                     i = end + 1;
                     groups.pop();
                 } else if rest(i, "=") || rest(i, "!") {
                     let why = match chars[i] {
                         '=' => "",
-                        _ if lookaheads >= crate::lexer::table::MAX_LOOKAHEADS => " (more than 4 in one terminal)",
+                        _ if lookaheads.len() >= MAX_LOOKAHEADS => " (more than 4 in one terminal)",
                         _ => " (with lookaround inside)",
                     };
                     unsupported.push(format!("lookahead `(?{}`{why}", chars[i]));
@@ -858,7 +855,7 @@ mod tests {
         // Lark's python.lark STRING: the empty string keeps a one-character lookahead.
         let t = translate(r#"([ubf]?r?|r[ubf])("(?!"").*?(?<!\\)(\\\\)*?"|'(?!'').*?(?<!\\)(\\\\)*?')"#, false).unwrap();
         assert!(t.unsupported.is_empty(), "{t:?}");
-        assert_eq!(t.lookaheads, 2);
+        assert_eq!(t.lookaheads.len(), 2);
         // LONG_STRING, with Lark's flag group: `.` matches newlines.
         let t = translate(r#"(?is:([ubf]?r?|r[ubf])(""".*?(?<!\\)(\\\\)*?"""|'''.*?(?<!\\)(\\\\)*?'''))"#, false).unwrap();
         assert!(t.unsupported.is_empty(), "{t:?}");
@@ -880,7 +877,7 @@ mod tests {
         assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
         // syncode's STRING: `(?!QQ)` then a plain lazy `.*?` to the quote.
         let t = translate(r#"(?is:[ubf]?r?("(?!"").*?"|'(?!'').*?'))"#, false).unwrap();
-        assert!(t.unsupported.is_empty() && t.lookaheads == 2, "{t:?}");
+        assert!(t.unsupported.is_empty() && t.lookaheads.len() == 2, "{t:?}");
         assert_eq!(continuation(&"a|b)c?".chars().collect::<Vec<_>>()), "ac?");
         assert_eq!(continuation(&"(?:x|y)z)|w".chars().collect::<Vec<_>>()), "(?:x|y)z");
     }
@@ -890,7 +887,7 @@ mod tests {
         // `(?!` is encoded for the lexer (which decides), the rest reported.
         let t = translate(r#""(?!"").*?(?<!\\)""#, false).unwrap();
         assert_eq!(t.unsupported, vec!["lookbehind `(?<!`"]);
-        assert_eq!(t.lookaheads, 1);
+        assert_eq!(t.lookaheads.len(), 1);
         let t = translate(r"a(?=b)", false).unwrap();
         assert_eq!(t.unsupported, vec!["lookahead `(?=`"]);
         // A lookahead holding lookaround is reported, not encoded.

@@ -176,7 +176,7 @@ pub struct Ir<'a> {
     pointers: HashMap<usize, String>,
     pub false_loc: Loc,
     /// Value-level search DFAs of patternProperties patterns.
-    key_dfas: HashMap<String, std::rc::Rc<super::rx::Dfa>>,
+    key_dfas: HashMap<String, std::rc::Rc<crate::regex::lang::Dfa>>,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -826,10 +826,10 @@ impl<'a> Ir<'a> {
     /// Does the ECMA `pattern` find a match in `key`?
     pub fn pattern_matches(&mut self, pattern: &str, key: &str, ptr: &str) -> Result<bool> {
         if !self.key_dfas.contains_key(pattern) {
-            let h = super::rx::ecma_to_hir(pattern)
-                .and_then(|h| super::rx::search_language(&h))
+            let h = crate::regex::ecma::ecma_to_hir(pattern)
+                .and_then(|h| crate::regex::lang::search_language(&h))
                 .map_err(|e| err!(Regex, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
-            let d = super::rx::Dfa::from_hir(&h).map_err(|e| err!(Limit, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
+            let d = crate::regex::lang::Dfa::from_hir(&h).map_err(|e| err!(Limit, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
             self.key_dfas.insert(pattern.to_string(), std::rc::Rc::new(d));
         }
         Ok(self.key_dfas[pattern].full_match(key.as_bytes()))

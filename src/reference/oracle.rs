@@ -9,7 +9,7 @@
 use crate::grammar::{Cfg, TerminalPattern};
 use crate::ids::TerminalId;
 use crate::parser::{LrParser, LrTables};
-use crate::schema::rx::Dfa;
+use crate::regex::lang::Dfa;
 use crate::{err, Result};
 
 enum Matcher {
@@ -76,7 +76,10 @@ impl Oracle {
                     let c = |r: &String| Dfa::new(r).map_err(|e| err!(Regex, "terminal {}: {e}", t.name));
                     Some(Matcher::Set { all: all.iter().map(c).collect::<Result<_>>()?, none: none.iter().map(c).collect::<Result<_>>()? })
                 }
-                TerminalPattern::Regex { regex } => {
+                TerminalPattern::Regex { lookaheads, .. } if !lookaheads.is_empty() => {
+                    return Err(err!(Regex, "terminal {}: the oracle has no lookahead `(?!...)`", t.name));
+                }
+                TerminalPattern::Regex { regex, .. } => {
                     // Only used for regexes whose leftmost-first match is the longest one.
                     Some(Matcher::Set { all: vec![Dfa::new(regex).map_err(|e| err!(Regex, "{e}"))?], none: vec![] })
                 }

@@ -1,7 +1,7 @@
 //! Whole-text recognition: the definition of "the grammar's language" that the
 //! masks must agree with (feature `compiler`).
 //!
-//! Text → reference lexer ([`crate::lexer::reference::RefLexer`], in the
+//! Text → reference lexer ([`RefLexer`], in the
 //! grammar's [`LexerMode`](crate::grammar::LexerMode)) → lexer-level symbols
 //! (a terminal per non-ignored lexeme, plus indentation events for the bytes
 //! of `%indent` newline lexemes) → [`IncParser`] (LALR(1) + off-side rule) →
@@ -13,11 +13,11 @@
 //! every parser that accepts one of them (parsers in the same state merge),
 //! and the text is accepted if one of them reaches the end.
 
-use super::indent::{Grammar, IncParser, IndentRules, Sym};
+use super::lexer::RefLexer;
 use crate::error::Result;
 use crate::grammar::Cfg;
-use crate::lexer::reference::RefLexer;
 use crate::grammar::LexerMode;
+use crate::parser::indent::{Grammar, IncParser, IndentRules, Sym};
 use crate::ids::TerminalId;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -61,7 +61,7 @@ pub struct Recognizer {
 impl Recognizer {
     pub fn new(cfg: Cfg) -> Result<Self> {
         let lexer = RefLexer::new(&cfg)?;
-        let tables = super::lalr::build_tables(&cfg)?;
+        let tables = crate::parser::lalr::build_tables(&cfg)?;
         if cfg.lexer == LexerMode::Contextual && cfg.indent.is_some() {
             return Err(crate::err!(Grammar, "%indent needs a global lexer (add `%lexer longest` or `%lexer basic`)"));
         }

@@ -83,7 +83,7 @@ pub fn format_regex(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::rx::Dfa;
+    use crate::regex::lang::Dfa;
 
     fn m(f: &str, s: &str) -> bool {
         Dfa::new(&format_regex(f).unwrap()).unwrap().full_match(s.as_bytes())

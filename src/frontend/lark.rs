@@ -8,7 +8,7 @@
 //!    unreferenced definitions of the imported grammar are dropped, and
 //!    `%ignore`/`%indent` of imported grammars are skipped;
 //! 3. [`normalize`] turns terminal definitions into one regex each (references
-//!    inlined, Python regexes translated by [`pyregex`]) and expands the EBNF
+//!    inlined, Python regexes translated by the regex layer's Python dialect) and expands the EBNF
 //!    of rules exactly like Lark's `EBNF_to_BNF` + `SimplifyRule_Visitor`, so
 //!    LALR conflicts match Lark's LALR:
 //!    - `[x]`, `x?`, `(a|b)` are distributed inline into alternatives;
@@ -28,9 +28,9 @@
 //! Terminals are built exactly as Lark's `TerminalTreeToPattern` builds them
 //! (one Python regex string per terminal: parts joined without parentheses,
 //! so `/a|b/ "c"` is `a|bc`; alternatives sorted longest first; flags as
-//! scoped groups), then translated to regex-syntax by [`pyregex`]; Lark's
+//! scoped groups), then translated to regex-syntax by the regex layer (`regex::python`); Lark's
 //! lexer order ([`crate::grammar::LarkOrder`]) comes from the same string
-//! ([`srewidth`]).
+//! (`regex::python::width`).
 //!
 //! Deviations from Lark: duplicate alternatives produced by optionals are
 //! merged instead of rejected; lookaround and backreferences are rejected
@@ -38,28 +38,32 @@
 
 mod json_embed;
 mod normalize;
-mod pyclasses;
-pub(crate) mod pyregex;
-pub(crate) mod srewidth;
 pub(crate) mod syntax;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
-use super::{Cfg, Span};
+use crate::grammar::{Cfg, Span};
 use crate::error::Result;
 use crate::err;
 use syntax::{Alt, Atom, Def as SynDef, Expansions, Pos, Stmt, Value};
 
 /// The bundled `common.lark` (`%import common.NAME`).
-pub const COMMON_LARK: &str = include_str!("common.lark");
+pub const COMMON_LARK: &str = include_str!("lark/common.lark");
 /// The bundled `unicode.lark` (`%import unicode.NAME`).
-pub const UNICODE_LARK: &str = include_str!("unicode.lark");
+pub const UNICODE_LARK: &str = include_str!("lark/unicode.lark");
+
+/// Compiles the JSON Schema of a `%json` embedding into a grammar whose
+/// terminal and nonterminal names start with the given prefix. The caller
+/// passes it in, as it passes the `%import` resolver, so the Lark front end
+/// does not depend on the schema front end
+/// ([`crate::constraint::embedded_schema`] is the schema front end's).
+pub type SchemaCompiler = dyn Fn(&serde_json::Value, &str) -> crate::Result<Cfg>;
 
 /// Load a grammar file; `%import .sibling.NAME` resolves relative to the file's directory,
-/// `%import common.NAME` from the bundled common.lark (include_str!).
-pub fn load_grammar_file(path: &Path, start: Option<&str>) -> crate::Result<Cfg> {
+/// `%import common.NAME` from the bundled common.lark (include_str!); `%json` through `json`.
+pub fn load_grammar_file(path: &Path, start: Option<&str>, json: &SchemaCompiler) -> crate::Result<Cfg> {
     let text = std::fs::read_to_string(path).map_err(|e| err!(Io, "cannot read grammar {}: {e}", path.display()))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let resolve = move |module: &str| -> Option<String> {
@@ -70,12 +74,19 @@ pub fn load_grammar_file(path: &Path, start: Option<&str>) -> crate::Result<Cfg>
         p.set_extension("lark");
         std::fs::read_to_string(p).ok()
     };
-    parse_grammar(&text, &path.display().to_string(), start, &resolve)
+    parse_grammar(&text, &path.display().to_string(), start, &resolve, json)
 }
 
 /// Parse grammar text. `file_name` is used in error messages. `resolve(module_path)` returns the text of an
-/// imported sibling grammar (module path like "sibling" or "sub.mod"), or None.
-pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> crate::Result<Cfg> {
+/// imported sibling grammar (module path like "sibling" or "sub.mod"), or None. `json` compiles the
+/// schemas of `%json` embeddings.
+pub fn parse_grammar(
+    text: &str,
+    file_name: &str,
+    start: Option<&str>,
+    resolve: &dyn Fn(&str) -> Option<String>,
+    json: &SchemaCompiler,
+) -> crate::Result<Cfg> {
     // `%json {schema}` (json_embed.rs): placeholders now, the schemas merged after normalizing.
     let (text, embedded) = json_embed::extract(text, file_name)?;
     let text = text.as_str();
@@ -93,7 +104,7 @@ pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: 
             .map_or_else(|| "start".to_string(), |d| d.name.clone()),
     };
     let cfg = normalize::normalize(b, &start)?;
-    json_embed::merge(cfg, &embedded, file_name)
+    json_embed::merge(cfg, &embedded, file_name, json)
 }
 
 /// Sets a Lark grammar's lexer mode (the `--lexer` / `lexer` option, which
@@ -101,12 +112,12 @@ pub fn parse_grammar(text: &str, file_name: &str, start: Option<&str>, resolve: 
 /// can accept, so a grammar with `%reject`ed terminals (pattern terminals no
 /// rule uses, not ignored) is refused in that mode rather than silently
 /// losing them.
-pub fn set_lexer(cfg: &mut Cfg, mode: super::LexerMode) -> crate::Result<()> {
-    if mode == super::LexerMode::Contextual {
+pub fn set_lexer(cfg: &mut Cfg, mode: crate::grammar::LexerMode) -> crate::Result<()> {
+    if mode == crate::grammar::LexerMode::Contextual {
         let mut used = vec![false; cfg.terminals.len()];
         for r in &cfg.rules {
             for s in &r.rhs {
-                if let super::Symbol::T(t) = s {
+                if let crate::grammar::Symbol::T(t) = s {
                     used[t.index()] = true;
                 }
             }
@@ -120,7 +131,7 @@ pub fn set_lexer(cfg: &mut Cfg, mode: super::LexerMode) -> crate::Result<()> {
             .terminals
             .iter()
             .zip(&used)
-            .filter(|(t, u)| !**u && !t.ignored && !matches!(t.pattern, super::TerminalPattern::Declared))
+            .filter(|(t, u)| !**u && !t.ignored && !matches!(t.pattern, crate::grammar::TerminalPattern::Declared))
             .map(|(t, _)| t.name.as_str())
             .collect();
         if !rejected.is_empty() {
@@ -247,7 +258,7 @@ pub(crate) struct Builder<'a> {
     /// `%indent` names with positions, and the directive's span.
     pub indent: Option<(Vec<(String, Span)>, Span)>,
     /// `%lexer` of the root grammar, and where it was given.
-    pub lexer: Option<(super::LexerMode, Span)>,
+    pub lexer: Option<(crate::grammar::LexerMode, Span)>,
     /// `%reject`ed terminal names of the root grammar, with their positions.
     pub reject: Vec<(String, Span)>,
     root_file: String,

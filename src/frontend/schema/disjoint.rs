@@ -2,7 +2,7 @@
 //! Sound, not complete: `false` means "not proved".
 
 use super::ir::{ConjId, Ir, T_ARR, T_BOOL, T_FRAC, T_INT, T_NULL, T_OBJ, T_STR};
-use super::rx::set_nonempty;
+use crate::regex::lang::set_nonempty;
 use super::scalar::scalar_lang;
 use crate::Result;
 
@@ -86,7 +86,7 @@ pub fn disjoint(ir: &mut Ir<'_>, a: ConjId, b: ConjId, depth: usize) -> Result<b
 /// Does some literal text match every regex of `list`? (`true` when a
 /// regex does not compile: not proved disjoint.)
 fn lits_meet(lits: &[String], list: &[String]) -> bool {
-    let Ok(dfas) = list.iter().map(|r| super::rx::Dfa::cached(r)).collect::<std::result::Result<Vec<_>, _>>() else {
+    let Ok(dfas) = list.iter().map(|r| crate::regex::lang::Dfa::cached(r)).collect::<std::result::Result<Vec<_>, _>>() else {
         return true;
     };
     lits.iter().any(|t| dfas.iter().all(|d| d.full_match(t.as_bytes())))

@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::ir::{ConjId, Ir, Loc, Merged, Set, T_ARR, T_OBJ};
-use super::rx;
+use crate::regex::lang;
+use super::json_text;
 use super::scalar::{cnf_union, scalar_lang, ScalarLang};
 use super::Whitespace;
 use crate::grammar::{Cfg, LexerMode, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
@@ -209,7 +210,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         let name = format!("__{}L{}", self.prefix, self.terms.len());
         self.terms.push(TerminalDef::new(
             name,
-            TerminalPattern::Literal { text: text.to_string(), case_insensitive: false, regex: rx::escape(text) },
+            TerminalPattern::Literal { text: text.to_string(), case_insensitive: false, regex: lang::escape(text) },
         ));
         self.term_ids.insert(key, id);
         id
@@ -232,7 +233,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         if let Some(&b) = self.nonempty.get(&key) {
             return Ok(b);
         }
-        let b = rx::set_nonempty(all, none).map_err(|e| err!(Limit, "JSON Schema: {e}"))?;
+        let b = lang::set_nonempty(all, none).map_err(|e| err!(Limit, "JSON Schema: {e}"))?;
         self.nonempty.insert(key, b);
         Ok(b)
     }
@@ -373,7 +374,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                     if texts.len() == 1 {
                         return Ok(Some(self.literal(&texts[0])));
                     }
-                    let alt = format!("(?:{})", texts.iter().map(|t| rx::escape(t)).collect::<Vec<_>>().join("|"));
+                    let alt = format!("(?:{})", texts.iter().map(|t| lang::escape(t)).collect::<Vec<_>>().join("|"));
                     return Ok(Some(self.set_term(vec![alt], vec![], "SCALAR")));
                 }
                 let mut domains: Vec<Vec<String>> = Vec::new();
@@ -391,12 +392,12 @@ impl<'a, 'i> Gen<'a, 'i> {
                 }
                 let strs: Vec<&Vec<String>> = ls.iter().filter_map(|l| l.str.as_ref()).collect();
                 if !strs.is_empty() {
-                    let u = cnf_union(&strs, rx::ANY_STRING, 32)
+                    let u = cnf_union(&strs, json_text::ANY_STRING, 32)
                         .ok_or_else(|| err!(Limit, "JSON Schema: union of string constraints too large at {}", self.ptr_of(list)))?;
                     domains.push(u);
                 }
                 let all = pad(&domains);
-                let known = [rx::ANY_STRING, super::numbers::ANY_NUMBER, super::numbers::ANY_INTEGER, "null", "true", "false"];
+                let known = [json_text::ANY_STRING, super::numbers::ANY_NUMBER, super::numbers::ANY_INTEGER, "null", "true", "false"];
                 if domains.iter().any(|d| d.len() > 1 || !known.contains(&d[0].as_str())) && !self.nonempty(&all, &[])? {
                     return Ok(None);
                 }
@@ -615,7 +616,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                 });
             }
             if per.iter().any(|p| p.is_some()) {
-                let term = self.literal(&rx::quote(k));
+                let term = self.literal(&json_text::quote(k));
                 out.push(KeyClass { term, per });
             }
         }
@@ -625,10 +626,10 @@ impl<'a, 'i> Gen<'a, 'i> {
         }
         let mut pat_rx = Vec::new();
         for (p, ptr) in &patterns {
-            pat_rx.push(rx::pattern_string_regex(p).map_err(|e| err!(Regex, "JSON Schema: patternProperties {p:?} at {ptr}: {e}"))?);
+            pat_rx.push(json_text::pattern_string_regex(p).map_err(|e| err!(Regex, "JSON Schema: patternProperties {p:?} at {ptr}: {e}"))?);
         }
-        let any_key = format!("\"{}*\"", rx::CHAR);
-        let lit_alt = (!lits.is_empty()).then(|| format!("(?:{})", lits.iter().map(|k| rx::escape(&rx::quote(k))).collect::<Vec<_>>().join("|")));
+        let any_key = format!("\"{}*\"", json_text::CHAR);
+        let lit_alt = (!lits.is_empty()).then(|| format!("(?:{})", lits.iter().map(|k| lang::escape(&json_text::quote(k))).collect::<Vec<_>>().join("|")));
         for sub in 0..(1u64 << patterns.len()) {
             let mut all = vec![any_key.clone()];
             let mut none: Vec<String> = lit_alt.iter().cloned().collect();

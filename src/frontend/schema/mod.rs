@@ -14,8 +14,7 @@ pub mod formats;
 pub mod gen;
 pub mod ir;
 pub mod numbers;
-pub mod oracle;
-pub mod rx;
+pub mod json_text;
 pub mod scalar;
 
 use std::collections::HashMap;
@@ -129,7 +128,7 @@ fn ser(v: &Value, spaced: bool, rank: &HashMap<String, usize>, out: &mut String)
             Some(d) => out.push_str(&d.text()),
             None => out.push_str(&n.to_string()),
         },
-        Value::String(s) => out.push_str(&rx::quote(s)),
+        Value::String(s) => out.push_str(&json_text::quote(s)),
         Value::Array(a) => {
             out.push('[');
             for (i, x) in a.iter().enumerate() {
@@ -148,7 +147,7 @@ fn ser(v: &Value, spaced: bool, rank: &HashMap<String, usize>, out: &mut String)
                 if i > 0 {
                     out.push_str(comma);
                 }
-                out.push_str(&rx::quote(k));
+                out.push_str(&json_text::quote(k));
                 out.push_str(colon);
                 ser(&o[k.as_str()], spaced, rank, out);
             }

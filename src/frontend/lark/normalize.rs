@@ -10,13 +10,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::pyregex;
-use super::srewidth::{self, re_escape, MAXWIDTH};
+use crate::regex::python as pyregex;
+use crate::regex::python::width::{self as srewidth, re_escape, MAXWIDTH};
 use super::syntax::{Alt, Atom, Expansions, Expr, Op, Pos, Value};
 use super::{span, Builder, DefKind, Definition};
 use crate::error::Result;
 use crate::err;
-use crate::grammar::{Cfg, IndentConfig, LarkOrder, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
+use crate::grammar::{Cfg, IndentConfig, LarkOrder, Lookahead, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
 use crate::ids::{NonterminalId, TerminalId};
 
 /// Lark's `_TERMINAL_NAMES`: names for anonymous punctuation literals.
@@ -854,7 +854,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Translate every kept terminal's Python regex; lookaround / backreferences:
     // one error listing every offending terminal.
-    let mut translated: HashMap<&str, String> = HashMap::new();
+    let mut translated: HashMap<&str, (String, Vec<Lookahead>)> = HashMap::new();
     let mut bad: Vec<String> = Vec::new();
     let terms = std::mem::take(&mut nm.terms);
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
@@ -870,7 +870,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         if !what.is_empty() {
             bad.push(format!("  {}: {} uses {}", t.span, t.name, what.join(", ")));
         }
-        translated.insert(&t.name, tr.regex);
+        translated.insert(&t.name, (tr.regex, tr.lookaheads));
     }
     if !bad.is_empty() {
         return Err(err!(
@@ -900,9 +900,9 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 };
                 let order = LarkOrder { max_width, pattern_len: p.value.chars().count(), flags: p.flags.chars().collect() };
                 let pattern = if p.re {
-                    let r = &translated[t.name.as_str()];
+                    let (r, lookaheads) = &translated[t.name.as_str()];
                     parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
-                    TerminalPattern::Regex { regex: r.clone() }
+                    TerminalPattern::Regex { regex: r.clone(), lookaheads: lookaheads.clone() }
                 } else {
                     let ci = p.flags.contains('i');
                     let esc = regex_syntax::escape(&p.value);

@@ -6,7 +6,7 @@
 //! Every error is `ErrorKind::GrammarSyntax` and names `file:line:col` of the
 //! offending token and what was expected there.
 
-use super::pyregex;
+use crate::regex::python as pyregex;
 use crate::error::Result;
 use crate::err;
 

@@ -5,7 +5,7 @@ use crate::grammar::Symbol;
 use std::collections::BTreeSet;
 
 fn cfg(text: &str) -> Cfg {
-    parse_grammar(text, "t.lark", None, &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
+    crate::constraint::parse_lark(text, "t.lark", None, &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 /// The set of word lengths (up to `cap`) each nonterminal derives, by fixpoint.
@@ -61,7 +61,7 @@ fn plus_and_star_derive_the_right_lengths() {
 
 #[test]
 fn huge_repeat_counts_do_not_overflow() {
-    let e = parse_grammar("start: \"a\"~0..4294967295\n", "t.lark", None, &|_| None).unwrap_err();
+    let e = crate::constraint::parse_lark("start: \"a\"~0..4294967295\n", "t.lark", None, &|_| None).unwrap_err();
     assert_eq!(e.kind(), crate::ErrorKind::Limit);
     let c = cfg("start: \"a\"~1..4294967295\n");
     assert!(c.rules.len() < 200);

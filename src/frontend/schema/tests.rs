@@ -46,14 +46,14 @@ fn errors() {
 fn json_in_lark() {
     let g = r#"start: "<tool_call>" %json {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}, "required": ["name"], "additionalProperties": false} "</tool_call>"
 "#;
-    let cfg = crate::grammar::lark::parse_grammar(g, "t.lark", None, &|_| None).unwrap();
+    let cfg = crate::constraint::parse_lark(g, "t.lark", None, &|_| None).unwrap();
     crate::parser::lalr::build_tables(&cfg).unwrap();
-    let o = oracle::Oracle::new(&cfg).unwrap();
+    let o = crate::reference::oracle::Oracle::new(&cfg).unwrap();
     assert!(o.check(br#"<tool_call>{"name": "x", "n": 3}</tool_call>"#).is_ok());
     assert!(o.check(br#"<tool_call>{"name":"x"}</tool_call>"#).is_ok());
     assert!(o.check(br#"<tool_call>{"n": 3}</tool_call>"#).is_err());
     assert!(o.check(br#"<tool_call>{"name": 1}</tool_call>"#).is_err());
-    let e = crate::grammar::lark::parse_grammar("start: %json {\"not\": {}}\n", "t.lark", None, &|_| None).unwrap_err();
+    let e = crate::constraint::parse_lark("start: %json {\"not\": {}}\n", "t.lark", None, &|_| None).unwrap_err();
     assert!(e.message().contains("t.lark:1") && e.message().contains("`not`"), "{e:?}");
 }
 
@@ -148,7 +148,7 @@ fn type_specific_unsupported_keywords() {
         compile(s);
     }
     let cfg = compile(json!({"type": "object", "propertyNames": false}));
-    let o = oracle::Oracle::new(&cfg).unwrap();
+    let o = crate::reference::oracle::Oracle::new(&cfg).unwrap();
     assert!(o.check(b"{}").is_ok());
     assert!(o.check(br#"{"a":1}"#).is_err());
 }

@@ -472,7 +472,7 @@ pub fn multiple_of_regex(k: &Dec) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::rx::Dfa;
+    use crate::regex::lang::Dfa;
 
     fn d(s: &str) -> Dec {
         Dec::parse(s).unwrap()

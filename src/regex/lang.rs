@@ -1,0 +1,348 @@
+//! Language operations shared by the front ends, on regex-syntax text and
+//! HIR (no dialect of its own):
+//! - [`parse_hir`]: regex-syntax text → HIR;
+//! - [`search_language`] / [`fullmatch_language`]: anchors resolved, giving a
+//!   HIR without look-around whose language is the strings the pattern
+//!   *finds a match in* (JSON Schema's search semantics) or fully matches
+//!   (`re.fullmatch`);
+//! - [`Dfa`], [`matches_empty`] and [`set_nonempty`]: full-match tests and
+//!   emptiness of intersections/differences (the `Set` terminals), used to
+//!   prune;
+//! - [`escape`] / [`push_literal`]: a literal as regex-syntax text.
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition};
+
+/// Pushes `c` as a literal that is safe anywhere (inside or outside a set).
+pub(crate) fn push_literal(out: &mut String, c: char) {
+    if c.is_ascii_punctuation() {
+        if c == '<' || c == '>' {
+            out.push(c);
+        } else {
+            out.push('\\');
+            out.push(c);
+        }
+    } else if c.is_whitespace() || c.is_control() {
+        out.push_str(&format!("\\x{{{:X}}}", c as u32));
+    } else {
+        out.push(c);
+    }
+}
+
+/// A literal string as a regex (regex-syntax, every character escaped as needed).
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for c in s.chars() {
+        push_literal(&mut out, c);
+    }
+    out
+}
+
+/// Parses regex-syntax text into a HIR (Unicode, UTF-8).
+pub fn parse_hir(re: &str) -> Result<Hir, String> {
+    regex_syntax::ParserBuilder::new().nest_limit(200).build().parse(re).map_err(|e| e.to_string())
+}
+
+/// One way to match: anchored at the start / the end, and the body.
+struct Variant {
+    start: bool,
+    end: bool,
+    body: Hir,
+}
+
+const MAX_VARIANTS: usize = 64;
+
+fn variants(h: &Hir) -> Result<Vec<Variant>, String> {
+    Ok(match h.kind() {
+        _ if h.properties().look_set().is_empty() => vec![Variant { start: false, end: false, body: h.clone() }],
+        HirKind::Look(Look::Start) => vec![Variant { start: true, end: false, body: Hir::empty() }],
+        HirKind::Look(Look::End) => vec![Variant { start: false, end: true, body: Hir::empty() }],
+        HirKind::Look(l) => return Err(format!("the assertion {l:?} (\\b, \\B, multi-line anchors) is not supported")),
+        HirKind::Capture(c) => variants(&c.sub)?,
+        HirKind::Repetition(r) => {
+            if r.min == 1 && r.max == Some(1) {
+                variants(&r.sub)?
+            } else if r.min == 0 && r.max == Some(1) {
+                let mut v = variants(&r.sub)?;
+                v.push(Variant { start: false, end: false, body: Hir::empty() });
+                v
+            } else {
+                return Err("an anchor (^ or $) inside a repetition is not supported".into());
+            }
+        }
+        HirKind::Alternation(subs) => {
+            let mut out = Vec::new();
+            for s in subs {
+                out.extend(variants(s)?);
+            }
+            out
+        }
+        HirKind::Concat(subs) => {
+            let mut acc = vec![Variant { start: false, end: false, body: Hir::empty() }];
+            for s in subs {
+                let next = variants(s)?;
+                let mut out = Vec::new();
+                for x in &acc {
+                    for y in &next {
+                        let x_empty_only = x.body.properties().maximum_len() == Some(0);
+                        let y_empty_only = y.body.properties().maximum_len() == Some(0);
+                        let x_nullable = x.body.properties().minimum_len() == Some(0);
+                        let y_nullable = y.body.properties().minimum_len() == Some(0);
+                        if x.end {
+                            // Nothing can follow the end: y must match the empty string.
+                            if !y_nullable || (y.start && !x_empty_only && !x_nullable) {
+                                continue;
+                            }
+                            if y.start && !x_empty_only {
+                                // x must be empty too (at position 0), whole match is empty.
+                                out.push(Variant { start: true, end: true, body: Hir::empty() });
+                            } else {
+                                out.push(Variant { start: x.start || y.start, end: true, body: x.body.clone() });
+                            }
+                        } else if y.start {
+                            // y is at position 0: x must match the empty string.
+                            if x_empty_only {
+                                out.push(Variant { start: true, end: y.end, body: y.body.clone() });
+                            } else if x_nullable {
+                                out.push(Variant { start: true, end: y.end, body: y.body.clone() });
+                            }
+                        } else {
+                            let _ = y_empty_only;
+                            out.push(Variant { start: x.start, end: y.end, body: Hir::concat(vec![x.body.clone(), y.body.clone()]) });
+                        }
+                        if out.len() > MAX_VARIANTS {
+                            return Err("too many anchored alternatives".into());
+                        }
+                    }
+                }
+                acc = out;
+            }
+            acc
+        }
+        _ => return Err("unsupported regex construct".into()),
+    })
+}
+
+fn any_char() -> Hir {
+    Hir::class(Class::Unicode(ClassUnicode::new([ClassUnicodeRange::new('\0', char::MAX)])))
+}
+
+fn star(h: Hir) -> Hir {
+    Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(h) })
+}
+
+/// The strings in which `h` finds a match (JSON Schema `pattern` semantics):
+/// `.*` added where the pattern is not anchored; anchors resolved.
+pub fn search_language(h: &Hir) -> Result<Hir, String> {
+    let vs = variants(h)?;
+    let alts: Vec<Hir> = vs
+        .into_iter()
+        .map(|v| {
+            let mut parts = Vec::new();
+            if !v.start {
+                parts.push(star(any_char()));
+            }
+            parts.push(v.body);
+            if !v.end {
+                parts.push(star(any_char()));
+            }
+            Hir::concat(parts)
+        })
+        .collect();
+    Ok(if alts.is_empty() { Hir::fail() } else { Hir::alternation(alts) })
+}
+
+/// The strings `h` matches completely (`re.fullmatch`): leading `^`/`\A` and
+/// trailing `$`/`\z` are no-ops, anchors elsewhere must be satisfiable.
+pub fn fullmatch_language(h: &Hir) -> Result<Hir, String> {
+    let vs = variants(h)?;
+    let alts: Vec<Hir> = vs.into_iter().map(|v| v.body).collect();
+    Ok(if alts.is_empty() { Hir::fail() } else { Hir::alternation(alts) })
+}
+
+/// Does this regex (no look-around) match the empty string?
+pub fn matches_empty(re: &str) -> Result<bool, String> {
+    Ok(Dfa::cached(re)?.full_match(b""))
+}
+
+/// Most DFA bytes [`Dfa::cached`] keeps, and most [`set_nonempty`] answers.
+const DFA_CACHE_BYTES: usize = 32 << 20;
+const NONEMPTY_CACHE: usize = 1 << 14;
+
+struct RxCache {
+    /// DFAs by pattern, bounded in bytes.
+    dfas: crate::cache::Bounded<String, std::rc::Rc<Dfa>>,
+    nonempty: std::collections::HashMap<(Vec<String>, Vec<String>), bool>,
+}
+
+thread_local! {
+    /// Per-thread caches of the schema front end's regex checks: compiled
+    /// DFAs by regex and emptiness answers by regex lists (bounded; they
+    /// depend on nothing but the regexes, and per-request compiles repeat them).
+    static RX_CACHE: std::cell::RefCell<RxCache> = std::cell::RefCell::new(RxCache { dfas: crate::cache::Bounded::new(DFA_CACHE_BYTES), nonempty: Default::default() });
+}
+
+const DFA_LIMIT: usize = 32 << 20;
+
+/// An anchored DFA for full-match tests.
+pub struct Dfa {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+impl Dfa {
+    /// [`Dfa::new`], through a bounded per-thread cache.
+    pub fn cached(re: &str) -> Result<std::rc::Rc<Dfa>, String> {
+        if let Some(d) = RX_CACHE.with(|c| c.borrow().dfas.get(re)) {
+            return Ok(d);
+        }
+        let d = std::rc::Rc::new(Dfa::new(re)?);
+        let bytes = d.dfa.memory_usage() + re.len() + 64;
+        RX_CACHE.with(|c| c.borrow_mut().dfas.insert(re.to_string(), d.clone(), bytes));
+        Ok(d)
+    }
+    pub fn new(re: &str) -> Result<Dfa, String> {
+        let hir = parse_hir(re)?;
+        Self::from_hir(&hir)
+    }
+    pub fn from_hir(hir: &Hir) -> Result<Dfa, String> {
+        let nfa = thompson::Compiler::new()
+            .configure(thompson::Config::new().nfa_size_limit(Some(DFA_LIMIT)))
+            .build_from_hir(hir)
+            .map_err(|e| e.to_string())?;
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .match_kind(MatchKind::All)
+                    .start_kind(StartKind::Anchored)
+                    .determinize_size_limit(Some(DFA_LIMIT))
+                    .dfa_size_limit(Some(DFA_LIMIT)),
+            )
+            .build_from_nfa(&nfa)
+            .map_err(|e| format!("regex too large: {e}"))?;
+        let start = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).map_err(|e| e.to_string())?;
+        Ok(Dfa { dfa, start })
+    }
+    fn accepting(&self, s: StateID) -> bool {
+        self.dfa.is_match_state(self.dfa.next_eoi_state(s))
+    }
+    fn dead(&self, s: StateID) -> bool {
+        self.dfa.is_dead_state(s) || self.dfa.is_quit_state(s)
+    }
+    pub fn runner(&self) -> Runner<'_> {
+        Runner { d: self, s: self.start }
+    }
+    pub fn full_match(&self, text: &[u8]) -> bool {
+        let mut s = self.start;
+        for &b in text {
+            s = self.dfa.next_state(s, b);
+            if self.dead(s) {
+                return false;
+            }
+        }
+        self.accepting(s)
+    }
+}
+
+/// A DFA run, byte by byte.
+pub struct Runner<'d> {
+    d: &'d Dfa,
+    s: StateID,
+}
+
+impl Runner<'_> {
+    /// Feeds a byte; false once no match is possible.
+    pub fn step(&mut self, b: u8) -> bool {
+        self.s = self.d.dfa.next_state(self.s, b);
+        !self.d.dead(self.s)
+    }
+    /// The bytes fed so far are a full match.
+    pub fn accepting(&self) -> bool {
+        self.d.accepting(self.s)
+    }
+}
+
+/// Product search budget for [`set_nonempty`] (states).
+const PRODUCT_LIMIT: usize = 200_000;
+
+/// Whether some non-empty string is matched fully by every regex of `all`
+/// and by none of `none` (the language of a `Set` terminal). `Err` when a
+/// regex does not compile or the product exceeds the search budget.
+pub fn set_nonempty(all: &[String], none: &[String]) -> Result<bool, String> {
+    let key = (all.to_vec(), none.to_vec());
+    if let Some(b) = RX_CACHE.with(|c| c.borrow().nonempty.get(&key).copied()) {
+        return Ok(b);
+    }
+    let b = set_nonempty_uncached(all, none)?;
+    RX_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.nonempty.len() >= NONEMPTY_CACHE {
+            c.nonempty.clear();
+        }
+        c.nonempty.insert(key, b);
+    });
+    Ok(b)
+}
+
+fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String> {
+    let a: Vec<std::rc::Rc<Dfa>> = all.iter().map(|r| Dfa::cached(r)).collect::<Result<_, _>>()?;
+    let n: Vec<std::rc::Rc<Dfa>> = none.iter().map(|r| Dfa::cached(r)).collect::<Result<_, _>>()?;
+    if a.is_empty() {
+        return Err("a Set needs at least one positive regex".into());
+    }
+    // State: the positive states (never dead) and the negative ones (dead = None).
+    type St = (Vec<StateID>, Vec<Option<StateID>>);
+    let start: St = (a.iter().map(|d| d.start).collect(), n.iter().map(|d| Some(d.start)).collect());
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(start.clone());
+    let mut stack = vec![(start, 0usize)];
+    while let Some(((ps, ns), depth)) = stack.pop() {
+        if depth > 0
+            && ps.iter().zip(&a).all(|(&s, d)| d.accepting(s))
+            && ns.iter().zip(&n).all(|(s, d)| s.is_none_or(|s| !d.accepting(s)))
+        {
+            return Ok(true);
+        }
+        'bytes: for b in 0..=255u8 {
+            let mut p2 = Vec::with_capacity(ps.len());
+            for (&s, d) in ps.iter().zip(&a) {
+                let t = d.dfa.next_state(s, b);
+                if d.dead(t) {
+                    continue 'bytes;
+                }
+                p2.push(t);
+            }
+            let n2: Vec<Option<StateID>> = ns
+                .iter()
+                .zip(&n)
+                .map(|(s, d)| s.and_then(|s| Some(d.dfa.next_state(s, b)).filter(|&t| !d.dead(t))))
+                .collect();
+            let st = (p2, n2);
+            if seen.insert(st.clone()) {
+                if seen.len() > PRODUCT_LIMIT {
+                    return Err("the intersection of the string constraints is too large to check".into());
+                }
+                stack.push((st, depth + 1));
+            }
+        }
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_emptiness() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(set_nonempty(&s(&["a+", "a{3}"]), &[]).unwrap());
+        assert!(!set_nonempty(&s(&["a+", "b+"]), &[]).unwrap());
+        assert!(!set_nonempty(&s(&["a"]), &s(&["a|b"])).unwrap());
+        assert!(set_nonempty(&s(&["[ab]"]), &s(&["a"])).unwrap());
+    }
+}
