@@ -19,7 +19,7 @@
 
 use crate::error::Result;
 use crate::ids::TokenId;
-use crate::parser::indent::{IncCursor, IncParser, Sym};
+use crate::parser::incremental::{IncCursor, IncParser, Sym};
 use crate::store::walk::{self, NO_TARGET};
 use crate::store::{MaskStore, QId, NONE, VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
 use std::cell::{Cell, RefCell};

@@ -23,6 +23,7 @@
 
 pub mod stack;
 pub mod indent;
+pub mod incremental;
 
 #[cfg(feature = "compiler")]
 pub mod lalr;

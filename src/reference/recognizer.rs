@@ -17,7 +17,8 @@ use super::lexer::RefLexer;
 use crate::error::Result;
 use crate::grammar::Cfg;
 use crate::grammar::LexerMode;
-use crate::parser::indent::{Grammar, IncParser, IndentRules, Sym};
+use crate::parser::incremental::{IncParser, IncTables, Sym};
+use crate::parser::indent::IndentRules;
 use crate::ids::TerminalId;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -53,7 +54,7 @@ impl std::fmt::Display for Rejection {
 pub struct Recognizer {
     cfg: Cfg,
     lexer: RefLexer,
-    grammar: Grammar,
+    grammar: IncTables,
     /// Contextual lexing: per mode, which terminals compete.
     modes: Vec<Vec<bool>>,
 }
@@ -66,7 +67,7 @@ impl Recognizer {
             return Err(crate::err!(Grammar, "%indent needs a global lexer (add `%lexer longest` or `%lexer basic`)"));
         }
         let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
-        let mut grammar = Grammar::new(tables, indent, cfg.terminals.len() as u32);
+        let mut grammar = IncTables::new(tables, indent, cfg.terminals.len() as u32);
         let mut modes = Vec::new();
         if cfg.lexer == LexerMode::Contextual {
             let (m, state_mode) = crate::lexer::contextual_modes(&cfg, &grammar.tables);
@@ -85,7 +86,7 @@ impl Recognizer {
         &self.cfg
     }
 
-    pub fn grammar(&self) -> &Grammar {
+    pub fn grammar(&self) -> &IncTables {
         &self.grammar
     }
 

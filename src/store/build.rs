@@ -16,7 +16,8 @@ use crate::error::Result;
 use crate::grammar::Cfg;
 use crate::ids::LexStateId;
 use crate::lexer::Lexer;
-use crate::parser::indent::{Grammar, IndentRules};
+use crate::parser::incremental::IncTables;
+use crate::parser::indent::IndentRules;
 use super::streamline::Entries;
 use super::{QId, Tables};
 use crate::vocab::trie::TokenTrie;
@@ -177,7 +178,7 @@ pub fn compile(
 
 /// The LALR(1) tables, then the lexer automaton (contextual lexing needs
 /// the tables), and the runtime grammar.
-fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMut(&str)) -> Result<(Lexer, Grammar)> {
+fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMut(&str)) -> Result<(Lexer, IncTables)> {
     let t = Instant::now();
     let tables = crate::parser::lalr::build_tables(cfg)?;
     rep.ms_lalr = t.elapsed().as_millis() as u64;
@@ -198,7 +199,7 @@ fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMu
     ));
     let n_terms = cfg.terminals.len() as u32;
     let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
-    let mut grammar = Grammar::new(tables, indent, n_terms);
+    let mut grammar = IncTables::new(tables, indent, n_terms);
     if let Some(c) = lexer.contextual() {
         grammar = grammar.with_modes(c.state_mode.clone(), c.n_modes);
     }
@@ -280,7 +281,7 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
     h.finish()
 }
 
-fn step_ctx<'a>(lexer: &'a Lexer, grammar: &Grammar) -> StepCtx<'a> {
+fn step_ctx<'a>(lexer: &'a Lexer, grammar: &IncTables) -> StepCtx<'a> {
     StepCtx { lexer, events: grammar.events, newline: grammar.indent.as_ref().map_or(NONE, |i| i.newline) }
 }
 
@@ -299,7 +300,7 @@ fn positions(lexer: &Lexer) -> (Vec<u32>, Vec<u32>) {
     (q_base, q_target)
 }
 
-fn walk_all(lexer: &Lexer, grammar: &Grammar, trie: &TokenTrie, progress: &mut dyn FnMut(&str)) -> RawStore {
+fn walk_all(lexer: &Lexer, grammar: &IncTables, trie: &TokenTrie, progress: &mut dyn FnMut(&str)) -> RawStore {
     let (q_base, q_target) = positions(lexer);
     let cx = step_ctx(lexer, grammar);
     let nq = q_target.len();
@@ -654,7 +655,7 @@ fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
 }
 
 /// True if `seq` can never be rejected: it holds only indentation events.
-pub(crate) fn trivially_legal(grammar: &Grammar, seq: &[u32]) -> bool {
+pub(crate) fn trivially_legal(grammar: &IncTables, seq: &[u32]) -> bool {
     seq.iter().all(|&s| grammar.events.is_event(s))
 }
 
@@ -689,7 +690,7 @@ impl Assembler {
     fn add(
         &mut self,
         t: &mut Tables,
-        grammar: &Grammar,
+        grammar: &IncTables,
         ctx: &super::streamline::ContextVerdicts,
         q: usize,
         x: u32,
@@ -757,7 +758,7 @@ impl Assembler {
 }
 
 /// Turn raw entries into the flat runtime store.
-fn assemble(lexer: Lexer, grammar: Grammar, vocab: Rc<Vocab>, info: StoreInfo, raw: RawStore, ctx: &super::streamline::ContextVerdicts) -> MaskStore {
+fn assemble(lexer: Lexer, grammar: IncTables, vocab: Rc<Vocab>, info: StoreInfo, raw: RawStore, ctx: &super::streamline::ContextVerdicts) -> MaskStore {
     let nq = raw.q_target.len();
     let mut t = Assembler::tables(nq, vocab.len() as u32);
     let mut asm = Assembler::default();
@@ -822,7 +823,7 @@ impl Lazy {
 
 /// Pack [`ContextVerdicts`](super::streamline::ContextVerdicts) into the
 /// runtime table (empty when there are no classes).
-fn context_table(grammar: &Grammar, ctx: &super::streamline::ContextVerdicts, entry_vidx: Vec<u32>, pool_vidx: Vec<u32>) -> super::ContextTable {
+fn context_table(grammar: &IncTables, ctx: &super::streamline::ContextVerdicts, entry_vidx: Vec<u32>, pool_vidx: Vec<u32>) -> super::ContextTable {
     if ctx.classes.is_empty() {
         return super::ContextTable::default();
     }

@@ -25,7 +25,7 @@ pub mod streamline;
 pub(crate) mod par;
 
 use crate::lexer::Lexer;
-use crate::parser::indent::Grammar;
+use crate::parser::incremental::IncTables;
 use crate::vocab::Vocab;
 use sets::TokenSets;
 use std::cell::{Ref, RefCell};
@@ -56,7 +56,7 @@ pub struct StoreInfo {
 #[derive(Clone, Debug)]
 pub struct MaskStore {
     pub(crate) lexer: Lexer,
-    pub(crate) grammar: Grammar,
+    pub(crate) grammar: IncTables,
     pub(crate) vocab: Rc<Vocab>,
     pub(crate) info: StoreInfo,
     /// Per lexer state L: its positions are `q_base[L]..q_base[L+1]`; their
@@ -180,7 +180,7 @@ impl Tables {
 /// Verdicts of checked entries in a *parser context*: the two top states
 /// `(t, s)` of the LR stack, where `s` was entered by the position's target
 /// terminal `X`, and the layout's mode (see
-/// [`crate::parser::indent::IncCursor::context`]). For the `%indent` newline
+/// [`crate::parser::incremental::IncCursor::context`]). For the `%indent` newline
 /// terminal `X`, the entries are the sequences that follow a newline (from
 /// their first real terminal on), in the pending modes. In such a context an
 /// entry's sequence may be proven legal on every stack below
@@ -232,7 +232,7 @@ impl ContextTable {
         self.class_off.last().copied().unwrap_or(0) as usize
     }
     /// The class of context `(below, top, mode)` for target `x`, if any
-    /// (mode: [`crate::parser::indent::IncCursor::context`]).
+    /// (mode: [`crate::parser::incremental::IncCursor::context`]).
     #[inline]
     pub fn class_of(&self, below: u32, top: u32, mode: u32, x: u32) -> Option<u32> {
         let lo = *self.ctx_off.get(top as usize)? as usize;
@@ -332,7 +332,7 @@ impl MaskStore {
     pub fn lexer(&self) -> &Lexer {
         &self.lexer
     }
-    pub fn grammar(&self) -> &Grammar {
+    pub fn grammar(&self) -> &IncTables {
         &self.grammar
     }
     pub fn info(&self) -> &StoreInfo {

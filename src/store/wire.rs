@@ -67,7 +67,7 @@
 //! (`4 * below + mode`, pending-newline modes) instead of a bracket bit.
 //! Version 5: lexer winner lists (several winners under LongestAll) and the
 //! contextual lexing tables; entry sequences may hold mode symbols (`n_terminals +
-//! 5 + mode`, see `parser::indent::Events`). Version 6: packed token bytes in
+//! 5 + mode`, see `parser::incremental::Events`). Version 6: packed token bytes in
 //! `VOCB` (pairs of earlier tokens, see [`crate::vocab::pack`]) and xor token
 //! sets (a base set plus toggled ids, see [`super::sets`]). Version 7: lexer
 //! winners that depend on the next byte (`LEXR` ends with `gw_row`, `gw_off`,
@@ -560,7 +560,7 @@ impl MaskStore {
         if tables.n_terminals() != n_terminals.wrapping_add(1) || lexer.n_terminals() != n_terminals as usize {
             return Err(corrupt("lexer, parser and grammar disagree on the number of terminals"));
         }
-        let mut grammar = crate::parser::indent::Grammar::new(tables, indent, n_terminals);
+        let mut grammar = crate::parser::incremental::IncTables::new(tables, indent, n_terminals);
         if let Some(c) = lexer.contextual() {
             if c.state_mode.len() != grammar.tables.n_states() as usize || grammar.indent.is_some() {
                 return Err(corrupt("the lexer's modes do not match the LR states"));

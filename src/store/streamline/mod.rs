@@ -6,7 +6,7 @@ pub mod lr;
 
 use crate::grammar::Cfg;
 use crate::ids::TerminalId;
-use crate::parser::indent::Grammar;
+use crate::parser::incremental::IncTables;
 use analysis::Analysis;
 use std::collections::HashMap;
 
@@ -64,14 +64,14 @@ pub struct ContextVerdicts {
 /// checked entries per (position, context) over all positions (contexts
 /// weighted equally), the "entries" of this step.
 fn context_verdicts(
-    grammar: &Grammar,
+    grammar: &IncTables,
     targets: &[u32],
     entries: &[Entries],
     clean_target: &dyn Fn(u32) -> bool,
     clean_seq: &dyn Fn(&[u32]) -> bool,
     newline: u32,
 ) -> (ContextVerdicts, u64) {
-    use crate::parser::indent::{MODE_DIRECT, MODE_IN_BRACKETS, MODE_PENDING_INDENT, MODE_PENDING_SAME};
+    use crate::parser::incremental::{MODE_DIRECT, MODE_IN_BRACKETS, MODE_PENDING_INDENT, MODE_PENDING_SAME};
     use crate::store::{VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
     // Clean sequences, and clean sequences followed by the `%indent` newline
     // (trailing indentation events are already stripped).
@@ -266,7 +266,7 @@ fn context_verdicts(
 ///    moves to `always`, §6.1 truncation with sequence facts.
 pub fn streamline(
     cfg: &Cfg,
-    grammar: &Grammar,
+    grammar: &IncTables,
     targets: &[u32],
     entries: &mut [Entries],
     always: &mut [Vec<u32>],
