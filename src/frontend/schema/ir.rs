@@ -161,6 +161,13 @@ pub const MAX_CONJS: usize = 20_000;
 pub const MAX_DNF: usize = 256;
 pub const MAX_ENUM: usize = 10_000;
 
+/// What the builder does with a `oneOf` of several branches (`owner`: the
+/// node holding it) before expanding it like `anyOf`: `Ok(())` to go on,
+/// an error to refuse the schema. The policy lives outside the builder
+/// ([`super::disjoint::one_of_as_any_of`]); the caller of [`Ir::new`]
+/// passes it in.
+pub type OneOfPolicy = fn(&mut Ir<'_>, Loc, &[Loc]) -> Result<()>;
+
 pub struct Ir<'a> {
     pub root: &'a Value,
     pub draft: Draft,
@@ -177,6 +184,7 @@ pub struct Ir<'a> {
     pub false_loc: Loc,
     /// Value-level search DFAs of patternProperties patterns.
     key_dfas: HashMap<String, std::rc::Rc<crate::regex::lang::Dfa>>,
+    one_of: OneOfPolicy,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -184,7 +192,7 @@ fn escape_ptr(k: &str) -> String {
 }
 
 impl<'a> Ir<'a> {
-    pub fn new(root: &'a Value, opts: SchemaOptions) -> Result<Ir<'a>> {
+    pub fn new(root: &'a Value, opts: SchemaOptions, one_of: OneOfPolicy) -> Result<Ir<'a>> {
         let draft = match root.get("$schema").and_then(|s| s.as_str()) {
             Some(s) if s.contains("draft-04") => Draft::D4,
             Some(s) if s.contains("draft-06") => Draft::D6,
@@ -207,6 +215,7 @@ impl<'a> Ir<'a> {
             pointers: HashMap::new(),
             false_loc: 0,
             key_dfas: HashMap::new(),
+            one_of,
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
@@ -469,7 +478,8 @@ impl<'a> Ir<'a> {
             }
             Some((owner, kw, branches)) => {
                 if kw == "oneOf" && branches.len() > 1 {
-                    self.check_one_of(owner, &branches)?;
+                    let policy = self.one_of;
+                    policy(self, owner, &branches)?;
                 }
                 consumed.push((owner, kw));
                 for b in branches {
@@ -490,32 +500,6 @@ impl<'a> Ir<'a> {
                 Ok(())
             }
         }
-    }
-
-    /// oneOf is enforced as anyOf when its branches are pairwise disjoint.
-    fn check_one_of(&mut self, owner: Loc, branches: &[Loc]) -> Result<()> {
-        for i in 0..branches.len() {
-            for j in i + 1..branches.len() {
-                let a = self.dnf(&[branches[i]])?;
-                let b = self.dnf(&[branches[j]])?;
-                for &x in a.iter() {
-                    for &y in b.iter() {
-                        if !super::disjoint::disjoint(self, x, y, 3)? {
-                            let ptr = format!("{}/oneOf", self.ptr(owner));
-                            if self.opts.lenient {
-                                self.warnings.push(format!("oneOf at {ptr} enforced as anyOf (branches {i} and {j} may overlap)"));
-                                return Ok(());
-                            }
-                            return Err(err!(
-                                Grammar,
-                                "JSON Schema: unsupported keyword `oneOf` at {ptr}: branches {i} and {j} are not provably disjoint, so \"exactly one\" cannot be enforced (the lenient option treats it as anyOf)"
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     pub fn conj(&mut self, mut set: Set) -> Result<ConjId> {
