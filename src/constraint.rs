@@ -3,6 +3,23 @@
 //! front end emits a normalized [`Cfg`]; [`compile`] turns it into a
 //! [`MaskStore`] for a [`PreparedVocab`], computing lexer positions lazily
 //! (on first visit) so that a per-request compile costs milliseconds.
+//!
+//! # Layers
+//!
+//! This module is the top of the compile side. The crate's modules form
+//! layers; a module uses only modules of lower layers (checked from the
+//! source by `tests/layers.rs`, which also refuses import circles between
+//! sibling modules):
+//!
+//! 0. `error`; 1. `ids`, `hash`, `cache`, `time`;
+//! 2. `grammar`: the normalized grammar ([`Cfg`]) every stage hands on;
+//! 3. `regex`: the shared regex layer (dialects, language operations);
+//! 4. `frontend`: Lark, JSON Schema and regex, side by side, each → [`Cfg`];
+//! 5. the engine: `vocab`, `parser` (5), `lexer` (6), `store` (7),
+//!    `matcher` (8); it never imports a front end or a reference;
+//! 9. `reference`: the definitions the engine is checked against (may use
+//!    engine pieces);
+//! 10. `constraint`: the compile entry over the front ends; 11. `wasm`.
 
 use crate::grammar::Cfg;
 use crate::frontend::schema::{SchemaOptions, Whitespace};

@@ -19,7 +19,8 @@
 
 use crate::error::Result;
 use crate::ids::TokenId;
-use crate::parser::incremental::{IncCursor, IncParser, Sym};
+use crate::parser::alphabet::Sym;
+use crate::parser::incremental::{IncCursor, IncParser};
 use crate::store::walk::{self, NO_TARGET};
 use crate::store::{MaskStore, QId, NONE, VERDICT_ALWAYS, VERDICT_CHECK, VERDICT_NEVER};
 use std::cell::{Cell, RefCell};

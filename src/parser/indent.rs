@@ -1,7 +1,7 @@
 //! The off-side rule (`%indent NL INDENT DEDENT`): the indentation layer
 //! that the incremental parser ([`super::incremental::IncParser`]) runs on
 //! top of the LR parser, over lexer-level symbols (see
-//! [`super::incremental`]).
+//! [`super::alphabet`]).
 //!
 //! ## Off-side rule (CPython's tokenizer, on top of the lexer)
 //! - A newline terminal inside `()`, `[]` or `{}` (bracket depth > 0) is dropped,
@@ -20,7 +20,7 @@
 //! - Known leniency: indentation of the very first line is not checked (Python
 //!   rejects a file whose first statement is indented).
 
-use super::incremental::{Events, Sym};
+use super::alphabet::{Events, Sym};
 use crate::grammar::IndentConfig;
 use crate::ids::TerminalId;
 use std::rc::Rc;

@@ -22,6 +22,7 @@
 //! column). Goto: `u32::MAX` = none.
 
 pub mod stack;
+pub mod alphabet;
 pub mod indent;
 pub mod incremental;
 

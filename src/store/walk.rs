@@ -9,13 +9,13 @@
 //!   [`QId`](super::QId).
 //! - `nfa_transition[q][token]` → repeated [`step`] over the token's bytes; it
 //!   yields `(L', Z, new symbols)`.
-//! - "new terminals" → lexer-level symbols ([`crate::parser::incremental::Sym`]): a
+//! - "new terminals" → lexer-level symbols ([`crate::parser::alphabet::Sym`]): a
 //!   terminal is *announced* when its lexeme starts (so viability of the
 //!   lexeme in progress is checked by the parser), ignored terminals are never
 //!   announced, and bytes of the `%indent` newline lexeme emit events.
 
 use crate::lexer::Lexer;
-use crate::parser::incremental::{Events, Sym};
+use crate::parser::alphabet::{Events, Sym};
 
 /// Target of the initial position (no lexeme started yet).
 pub const NO_TARGET: u32 = u32::MAX;

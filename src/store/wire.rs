@@ -67,7 +67,7 @@
 //! (`4 * below + mode`, pending-newline modes) instead of a bracket bit.
 //! Version 5: lexer winner lists (several winners under LongestAll) and the
 //! contextual lexing tables; entry sequences may hold mode symbols (`n_terminals +
-//! 5 + mode`, see `parser::incremental::Events`). Version 6: packed token bytes in
+//! 5 + mode`, see `parser::alphabet::Events`). Version 6: packed token bytes in
 //! `VOCB` (pairs of earlier tokens, see [`crate::vocab::pack`]) and xor token
 //! sets (a base set plus toggled ids, see [`super::sets`]). Version 7: lexer
 //! winners that depend on the next byte (`LEXR` ends with `gw_row`, `gw_off`,
