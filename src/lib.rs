@@ -85,6 +85,7 @@
 //! `regex` and `time` are crate-private.
 
 pub mod error;
+#[cfg(feature = "compiler")]
 pub(crate) mod hash;
 pub(crate) mod cache;
 pub mod ids;
@@ -105,6 +106,7 @@ pub mod parser;
 pub mod vocab;
 pub mod store;
 pub mod matcher;
+#[cfg(feature = "compiler")]
 pub(crate) mod time;
 #[cfg(feature = "wasm")]
 pub mod wasm;
