@@ -122,7 +122,8 @@ impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Shorthand: `err!(Kind, "fmt", args...)`.
+/// Shorthand: `err!(Kind, "fmt", args...)` (the crate's own; hidden from the docs).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! err {
     ($kind:ident, $($arg:tt)*) => {

@@ -14,7 +14,7 @@
 //!   and how the winner is chosen.
 //!
 //! Front ends: [`lark`] (Lark grammars), [`crate::schema`] (JSON Schema) and
-//! [`crate::regex`] (one regex); all emit a [`Cfg`].
+//! `crate::regex` (one regex); all emit a [`Cfg`].
 
 #[cfg(feature = "compiler")]
 pub mod lark;
