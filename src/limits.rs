@@ -77,7 +77,7 @@ limits! {
     // ---- JSON Schema
     /// Deepest nesting of a schema (objects and arrays of the schema document).
     max_schema_depth = 200,
-    /// Most subschemas (and, later, IR nodes) of one schema.
+    /// Most subschemas of one schema, and most nodes of its IR.
     max_schema_nodes = 100_000,
     /// Most distinct subschema combinations (conjunctions) after `allOf`/`$ref`.
     max_schema_conjunctions = 20_000,
