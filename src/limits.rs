@@ -43,7 +43,7 @@ macro_rules! limits {
         /// ```
         /// use grammask::Limits;
         /// assert_eq!(Limits::DEFAULT.max_schema_depth, 200);
-        /// assert!(Limits::DEFAULT.entries().iter().any(|&(name, v)| name == "maxSchemaNodes" && v == 100_000));
+        /// assert!(Limits::DEFAULT.entries().iter().any(|(name, v)| name == "maxSchemaNodes" && *v == 100_000));
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[non_exhaustive]
