@@ -9,4 +9,4 @@ const api = makeApi(raw, () => true);
 export default async function init() {}
 export function initSync() {}
 export { init };
-export const { MaskStore, Matcher, PreparedVocab, compile, compileStore, tokenizerFingerprint, compilerLimits, hasCompiler, wasmMemoryBytes } = api;
+export const { MaskStore, Matcher, PreparedVocab, compile, compileStore, tokenizerFingerprint, compilerLimits, limits, hasCompiler, wasmMemoryBytes } = api;

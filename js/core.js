@@ -510,6 +510,8 @@ function makeApi(raw, isReady) {
   }
 
   const api = { MaskStore, Matcher, PreparedVocab, tokenizerFingerprint, wasmMemoryBytes, hasCompiler: guard.bind(null, () => raw.hasCompiler()) };
+  // Every limit by name (src/limits.rs), in both builds.
+  api.limits = () => guard(() => Object.freeze(raw.limits()));
   {
     // Read lazily: on the web entry the wasm is not instantiated at module load.
     let limits = null;
@@ -523,18 +525,22 @@ function makeApi(raw, isReady) {
   // The response format as the Rust side reads it, with the OpenAI shape
   // {type: 'json_schema', json_schema: {name, schema, strict?}} unwrapped and a
   // schema given as JSON text parsed.
+  // A malformed response format or compile option: a TypeError (a bad
+  // argument) whose `kind` is 'ResponseFormat', as Rust's ErrorKind names it.
+  const formatError = (message) => Object.assign(new TypeError(message), { kind: 'ResponseFormat' });
+
   function normalizeFormat(rf) {
     if (rf === null || typeof rf !== 'object' || typeof rf.type !== 'string') {
-      throw new TypeError(`grammask: responseFormat must be an object with a string type (${FORMATS.join(', ')})`);
+      throw formatError(`grammask: responseFormat must be an object with a string type (${FORMATS.join(', ')})`);
     }
     if (!FORMATS.includes(rf.type)) {
-      throw new TypeError(`grammask: responseFormat.type ${JSON.stringify(rf.type)} is not one of ${FORMATS.join(', ')}`);
+      throw formatError(`grammask: responseFormat.type ${JSON.stringify(rf.type)} is not one of ${FORMATS.join(', ')}`);
     }
     if (rf.type === 'json_schema') {
       let s = rf.json_schema;
-      if (s === undefined) throw new TypeError("grammask: responseFormat {type: 'json_schema'} needs a json_schema field (the schema)");
+      if (s === undefined) throw formatError("grammask: responseFormat {type: 'json_schema'} needs a json_schema field (the schema)");
       if (typeof s === 'string') {
-        try { s = JSON.parse(s); } catch (e) { throw new TypeError(`grammask: responseFormat.json_schema is a string but not JSON: ${e.message}`); }
+        try { s = JSON.parse(s); } catch (e) { throw formatError(`grammask: responseFormat.json_schema is a string but not JSON: ${e.message}`); }
       }
       if (s && typeof s === 'object' && !Array.isArray(s) && typeof s.name === 'string' && s.schema && typeof s.schema === 'object'
         && !('type' in s) && !('properties' in s) && !('$ref' in s)) {
@@ -542,8 +548,8 @@ function makeApi(raw, isReady) {
       }
       return { ...rf, json_schema: s };
     }
-    if (rf.type === 'regex' && typeof rf.regex !== 'string') throw new TypeError("grammask: responseFormat {type: 'regex'} needs a string regex field");
-    if (rf.type === 'lark' && typeof rf.grammar !== 'string') throw new TypeError("grammask: responseFormat {type: 'lark'} needs a string grammar field (the Lark text)");
+    if (rf.type === 'regex' && typeof rf.regex !== 'string') throw formatError("grammask: responseFormat {type: 'regex'} needs a string regex field");
+    if (rf.type === 'lark' && typeof rf.grammar !== 'string') throw formatError("grammask: responseFormat {type: 'lark'} needs a string grammar field (the Lark text)");
     return rf;
   }
 
@@ -563,23 +569,23 @@ function makeApi(raw, isReady) {
     if (rf.type === 'store') {
       let store = rf.store;
       if (store instanceof Uint8Array || store instanceof ArrayBuffer) store = MaskStore.fromBytes(store);
-      else if (!(store instanceof MaskStore)) throw new TypeError("grammask: responseFormat {type: 'store'} needs a store field (a MaskStore or the blob's bytes)");
+      else if (!(store instanceof MaskStore)) throw formatError("grammask: responseFormat {type: 'store'} needs a store field (a MaskStore or the blob's bytes)");
       vocab.checkStore(store);
       return store;
     }
     if (typeof raw.compileRaw !== 'function') throw noCompiler('compile');
     const { whitespace, maxWhitespace, lenient, strict, lexer } = options ?? {};
     if (whitespace !== undefined && !['default', 'compact', 'spaced', 'flexible'].includes(whitespace)) {
-      throw new TypeError(`grammask: whitespace must be 'default', 'compact', 'spaced' or 'flexible', got ${describe(whitespace)}`);
+      throw formatError(`grammask: whitespace must be 'default', 'compact', 'spaced' or 'flexible', got ${describe(whitespace)}`);
     }
     if (maxWhitespace !== undefined) u32(maxWhitespace, 'maxWhitespace');
     if (lenient !== undefined && typeof lenient !== 'boolean') throw new TypeError('grammask: lenient must be a boolean');
     if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('grammask: strict must be a boolean');
     if (lexer !== undefined && !['contextual', 'basic', 'longest'].includes(lexer)) {
-      throw new TypeError(`grammask: lexer must be 'contextual', 'basic' or 'longest', got ${describe(lexer)}`);
+      throw formatError(`grammask: lexer must be 'contextual', 'basic' or 'longest', got ${describe(lexer)}`);
     }
     let text;
-    try { text = JSON.stringify(rf); } catch (e) { throw new TypeError(`grammask: responseFormat cannot be serialized as JSON: ${e.message}`); }
+    try { text = JSON.stringify(rf); } catch (e) { throw formatError(`grammask: responseFormat cannot be serialized as JSON: ${e.message}`); }
     return new MaskStore(guard(() => raw.compileRaw(rv, text, whitespace, maxWhitespace, lenient, strict, lexer)), INTERNAL);
   }
   api.compile = compile;

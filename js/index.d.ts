@@ -6,9 +6,17 @@
 // errors are `TypeError`s; use after `free()` throws an `Error` whose message
 // says the object was freed.
 
-/** The broad class of an engine error (`error.kind`). */
+/**
+ * The broad class of an engine error (`error.kind`): the names of Rust's
+ * `ErrorKind`, in its order (a Rust test checks that this list equals it).
+ * `GrammarSyntax`/`Grammar`: a Lark grammar; `Schema`: a JSON Schema (the
+ * message names the keyword and its JSON pointer); `Regex`: a regex (a
+ * terminal, a schema `pattern`, a regex constraint); `ResponseFormat`: the
+ * response format object or its compile options; `Limit`: one of `limits()`.
+ */
 export type GrammaskErrorKind =
-  | 'GrammarSyntax' | 'Grammar' | 'Conflict' | 'Regex' | 'Lex' | 'Parse' | 'Tokenizer'
+  | 'GrammarSyntax' | 'Grammar' | 'Schema' | 'Conflict' | 'Regex' | 'ResponseFormat'
+  | 'Lex' | 'Parse' | 'Tokenizer'
   | 'BlobTruncated' | 'BlobCorrupt' | 'BlobVersion' | 'BlobTokenizer'
   | 'InvalidToken' | 'InvalidState' | 'Limit' | 'Io';
 
@@ -301,9 +309,10 @@ export interface ConstraintOptions {
 /**
  * Compile a response format for a prepared vocabulary, in this thread.
  * Bad input throws a `GrammaskError` naming the problem (`GrammarSyntax` with
- * line:col, `Grammar` naming the schema keyword and JSON pointer, `Regex`,
- * `Limit`); a bad argument throws a `TypeError`. `{type: 'store'}` returns
- * the given store after `vocab.checkStore(store)`.
+ * line:col, `Grammar`, `Schema` naming the schema keyword and JSON pointer,
+ * `Regex`, `ResponseFormat`, `Limit`); a bad argument throws a `TypeError`
+ * (a malformed response format, `whitespace` or `lexer`: one whose `kind` is
+ * `'ResponseFormat'`). `{type: 'store'}` returns the given store after `vocab.checkStore(store)`.
  */
 export function compile(vocab: PreparedVocab, responseFormat: ResponseFormat, options?: ConstraintOptions): MaskStore;
 
@@ -336,6 +345,77 @@ export function compileStore(
 
 /** Input size limits, in bytes: grammar, schema or regex text (1 MiB); tokenizer.json (64 MiB). */
 export const compilerLimits: { readonly maxGrammarBytes: number; readonly maxTokenizerBytes: number };
+
+/**
+ * Every limit of the engine, by name (Rust's `grammask::Limits`, the same
+ * table in both builds): going past one throws a `GrammaskError` of kind
+ * `Limit` (`maxOverlappingAlternatives` and `maxMultipleOfResidues`: kind
+ * `Schema`, as unsupported). Sizes are in bytes unless the name says
+ * otherwise. A Rust test checks that these names equal `Limits`'s fields.
+ */
+export interface Limits {
+  /** Grammar, schema or regex text (or the response format as JSON) given to `compile`/`compileStore` (1 MiB). */
+  readonly maxGrammarBytes: number;
+  /** tokenizer.json text (64 MiB). */
+  readonly maxTokenizerBytes: number;
+  /** A regex constraint, in characters (100,000). */
+  readonly maxRegexConstraintChars: number;
+  /** JSON Schema nesting depth (200). */
+  readonly maxSchemaDepth: number;
+  /** Subschemas of one schema (100,000). */
+  readonly maxSchemaNodes: number;
+  /** Distinct subschema combinations after `allOf`/`$ref` (20,000). */
+  readonly maxSchemaConjunctions: number;
+  /** Alternatives one `anyOf`/`oneOf` expands into (256). */
+  readonly maxAnyOfAlternatives: number;
+  /** `anyOf`/`oneOf` nested in one another (64). */
+  readonly maxAnyOfDepth: number;
+  /** Values of one `enum` (10,000). */
+  readonly maxEnumValues: number;
+  /** `minLength`/`maxLength` (1,024). */
+  readonly maxStringLength: number;
+  /** `minItems`/`maxItems`/`prefixItems`, `minProperties`/`maxProperties` (1,024). */
+  readonly maxUnroll: number;
+  /** Distinct `patternProperties` patterns per object (6). */
+  readonly maxPatternProperties: number;
+  /** Overlapping `anyOf` alternatives per property or item (6). */
+  readonly maxOverlappingAlternatives: number;
+  /** Residues a `multipleOf` may need enumerated (400). */
+  readonly maxMultipleOfResidues: number;
+  /** Nonterminals of the grammar a schema becomes (50,000). */
+  readonly maxSchemaNonterminals: number;
+  /** Rules of the grammar a schema becomes (400,000). */
+  readonly maxSchemaRules: number;
+  /** NFA/DFA of one schema or constraint regex (32 MiB). */
+  readonly maxRegexDfaBytes: number;
+  /** States of the search that decides whether a set of regexes matches a non-empty string (200,000). */
+  readonly maxRegexProductStates: number;
+  /** Anchored alternatives of a regex with inner `^`/`$` (64). */
+  readonly maxAnchoredAlternatives: number;
+  /** Nesting of `(`, `[`, `{` in a Lark grammar (200). */
+  readonly maxGrammarNesting: number;
+  /** Group nesting of a terminal regex when its width is computed (500). */
+  readonly maxRegexWidthNesting: number;
+  /** Alternatives one Lark rule may expand to (65,536). */
+  readonly maxRuleAlternatives: number;
+  /** Template instances of one Lark grammar (10,000). */
+  readonly maxTemplateInstances: number;
+  /** Chain of terminals referring to terminals (256). */
+  readonly maxTerminalDepth: number;
+  /** NFA of one terminal regex (64 MiB). */
+  readonly maxTerminalNfaBytes: number;
+  /** DFA of one terminal regex (256 MiB). */
+  readonly maxTerminalDfaBytes: number;
+  /** States of a set terminal's product table (262,144). */
+  readonly maxSetProductStates: number;
+  /** `state × byte class` entries of the lexer automaton (67,108,864). */
+  readonly maxLexerTableEntries: number;
+  /** Cells of the LALR(1) tables, states × symbols (64 M in wasm). */
+  readonly maxLalrTableCells: number;
+}
+
+/** Every limit, by name (a new frozen object per call); in both builds. */
+export function limits(): Limits;
 
 /** Whether this build has the compiler (false for grammask/runtime). */
 export function hasCompiler(): boolean;

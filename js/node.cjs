@@ -12,6 +12,7 @@ module.exports = {
   compileStore: api.compileStore,
   tokenizerFingerprint: api.tokenizerFingerprint,
   compilerLimits: api.compilerLimits,
+  limits: api.limits,
   hasCompiler: api.hasCompiler,
   wasmMemoryBytes: api.wasmMemoryBytes,
   init: async () => {},

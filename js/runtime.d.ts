@@ -5,9 +5,9 @@
 // `initSync(module)`, e.g. in a Cloudflare Worker with an imported .wasm).
 export {
   default, init, initSync, MaskStore, Matcher, PreparedVocab, tokenizerFingerprint, wasmMemoryBytes, hasCompiler,
-  compilerLimits,
+  compilerLimits, limits,
 } from './index.js';
 export type {
   FromBytesOptions, StoreStats, MatcherOptions, VocabOptions, TokenizerJson, TransformersTokenizer,
-  GrammaskError, GrammaskErrorKind,
+  GrammaskError, GrammaskErrorKind, Limits,
 } from './index.js';

@@ -24,4 +24,4 @@ export function initSync(module) {
 
 export { init };
 const api = makeApi(raw, () => ready);
-export const { MaskStore, Matcher, PreparedVocab, compile, compileStore, tokenizerFingerprint, compilerLimits, hasCompiler, wasmMemoryBytes } = api;
+export const { MaskStore, Matcher, PreparedVocab, compile, compileStore, tokenizerFingerprint, compilerLimits, limits, hasCompiler, wasmMemoryBytes } = api;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { MaskStore, Matcher } from 'grammask';
+import { MaskStore, Matcher, PreparedVocab, compile, limits } from 'grammask';
 import { blobPath, tokenIdOf, maskHash, bit } from './helpers.mjs';
 
 const bytes = fs.readFileSync(blobPath('json'));
@@ -154,4 +154,35 @@ test('use after free() or [Symbol.dispose]() throws a clear error', () => {
   keep[Symbol.dispose]();
   throwsClear(() => keep.computeMask(), /Matcher was freed/);
   throwsClear(() => new MaskStore(), /fromBytes/);
+});
+
+test('error kinds tell schema, grammar, regex and response-format errors apart', () => {
+  const small = '{"version":"1.0","model":{"type":"WordLevel","vocab":{"a":0,"b":1,"<eos>":2},"unk_token":"a"},"added_tokens":[{"id":2,"content":"<eos>","special":true,"single_word":false,"lstrip":false,"rstrip":false,"normalized":false}]}';
+  const v = PreparedVocab.fromTokenizerJson(small, { eosTokenIds: 2 });
+  throwsClear(() => compile(v, { type: 'json_schema', json_schema: { type: 'strnig' } }), /invalid `type` at #\/type/, 'Schema');
+  throwsClear(() => compile(v, { type: 'json_schema', json_schema: { not: {} } }), /unsupported keyword `not` at #/, 'Schema');
+  throwsClear(() => compile(v, { type: 'lark', grammar: 'start: undefined_rule' }), /undefined_rule/, 'Grammar');
+  throwsClear(() => compile(v, { type: 'lark', grammar: 'start: "a" (' }), /:1:/, 'GrammarSyntax');
+  throwsClear(() => compile(v, { type: 'regex', regex: 'a(' }), /a\(/, 'Regex');
+  throwsClear(() => compile(v, { type: 'json_schema', json_schema: { type: 'string', pattern: 'a(' } }), /pattern/, 'Regex');
+  // A malformed response format or option: a TypeError (a bad argument) of kind ResponseFormat.
+  for (const [rf, o, re] of [[{ type: 'yaml' }, {}, /is not one of/], ['json', {}, /must be an object/], [{ type: 'regex' }, {}, /regex field/],
+    [{ type: 'json' }, { whitespace: 'tabs' }, /whitespace must be/], [{ type: 'lark', grammar: 'start: "a"' }, { lexer: 'lalr' }, /lexer must be/]]) {
+    const e = throwsClear(() => compile(v, rf, o), re);
+    assert.ok(e instanceof TypeError, e.message);
+    assert.equal(e.kind, 'ResponseFormat', e.message);
+  }
+  v.free();
+});
+
+test('limits() reports every limit by name', () => {
+  const l = limits();
+  assert.ok(Object.isFrozen(l));
+  assert.equal(l.maxGrammarBytes, 1 << 20);
+  assert.equal(l.maxTokenizerBytes, 64 << 20);
+  assert.equal(l.maxSchemaDepth, 200);
+  assert.equal(l.maxSchemaNodes, 100_000);
+  assert.equal(l.maxStringLength, 1024);
+  assert.equal(l.maxLalrTableCells, 64 << 20, 'the wasm32 value');
+  assert.ok(Object.keys(l).length >= 29 && Object.entries(l).every(([k, n]) => /^max[A-Z]/.test(k) && Number.isSafeInteger(n) && n > 0));
 });

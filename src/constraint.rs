@@ -29,6 +29,16 @@ use crate::{err, Result};
 use std::rc::Rc;
 
 /// A constraint, as users give it.
+///
+/// # Example
+///
+/// ```
+/// use grammask::Constraint;
+/// let rf = serde_json::json!({"type": "regex", "regex": "[0-9]{3}"});
+/// let c = Constraint::from_response_format(&rf)?;
+/// assert!(matches!(c, Constraint::Regex(ref r) if r == "[0-9]{3}"));
+/// # Ok::<(), grammask::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum Constraint {
     /// Lark grammar text (`file` names it in messages; `start` overrides the start rule).
@@ -48,13 +58,13 @@ impl Constraint {
     /// `{type: "json"}`, `{type: "regex", regex}`, `{type: "lark", grammar}`.
     pub fn from_response_format(v: &serde_json::Value) -> Result<Constraint> {
         let ty = v.get("type").and_then(|t| t.as_str()).ok_or_else(|| {
-            err!(Grammar, "responseFormat: expected an object with a string `type` (json_schema, json_object, json, regex or lark)")
+            err!(ResponseFormat, "responseFormat: expected an object with a string `type` (json_schema, json_object, json, regex or lark)")
         })?;
         let field = |name: &str| {
-            v.get(name).ok_or_else(|| err!(Grammar, "responseFormat: type {ty:?} needs a `{name}` field"))
+            v.get(name).ok_or_else(|| err!(ResponseFormat, "responseFormat: type {ty:?} needs a `{name}` field"))
         };
         let string = |name: &str| -> Result<String> {
-            field(name)?.as_str().map(str::to_string).ok_or_else(|| err!(Grammar, "responseFormat.{name} must be a string"))
+            field(name)?.as_str().map(str::to_string).ok_or_else(|| err!(ResponseFormat, "responseFormat.{name} must be a string"))
         };
         Ok(match ty {
             "json_schema" => Constraint::JsonSchema(field("json_schema")?.clone()),
@@ -68,7 +78,7 @@ impl Constraint {
             },
             other => {
                 return Err(err!(
-                    Grammar,
+                    ResponseFormat,
                     "responseFormat: unknown type {other:?} (expected json_schema, json_object, json, regex or lark)"
                 ))
             }
@@ -139,4 +149,41 @@ pub fn compile(pv: &Rc<PreparedVocab>, c: &Constraint, o: &ConstraintOptions) ->
     let (cfg, warnings) = to_cfg(c, o)?;
     let (store, _) = crate::store::build::compile_lazy(&cfg, pv.clone())?;
     Ok((store, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+    use serde_json::json;
+
+    fn kind_of(rf: serde_json::Value) -> ErrorKind {
+        let c = match Constraint::from_response_format(&rf) {
+            Ok(c) => c,
+            Err(e) => return e.kind(),
+        };
+        to_cfg(&c, &ConstraintOptions::default()).expect_err(&rf.to_string()).kind()
+    }
+
+    /// The kinds tell a schema, a grammar, a regex and a response-format error apart.
+    #[test]
+    fn error_kinds_name_the_front_end() {
+        let cases = [
+            (json!({"type": "json_schema", "json_schema": {"type": "strnig"}}), ErrorKind::Schema),
+            (json!({"type": "json_schema", "json_schema": {"not": {}}}), ErrorKind::Schema),
+            (json!({"type": "json_schema", "json_schema": {"$ref": "#/nowhere"}}), ErrorKind::Schema),
+            (json!({"type": "json_schema", "json_schema": {"type": "string", "pattern": "a("}}), ErrorKind::Regex),
+            (json!({"type": "lark", "grammar": "start: undefined_rule"}), ErrorKind::Grammar),
+            (json!({"type": "lark", "grammar": "start: \"a\" ("}), ErrorKind::GrammarSyntax),
+            (json!({"type": "regex", "regex": "a("}), ErrorKind::Regex),
+            (json!({"type": "regex", "regex": "[^\\s\\S]"}), ErrorKind::Regex),
+            (json!({"type": "yaml"}), ErrorKind::ResponseFormat),
+            (json!("json"), ErrorKind::ResponseFormat),
+            (json!({"type": "regex"}), ErrorKind::ResponseFormat),
+            (json!({"type": "lark", "grammar": 5}), ErrorKind::ResponseFormat),
+        ];
+        for (rf, want) in cases {
+            assert_eq!(kind_of(rf.clone()), want, "{rf}");
+        }
+    }
 }

@@ -71,15 +71,12 @@ pub fn wasm_memory_bytes() -> f64 {
     }
 }
 
-fn kind_name(k: ErrorKind) -> String {
-    format!("{k:?}")
-}
 
 /// The one conversion from [`Error`] to a JS exception.
 fn js_error(e: Error) -> JsValue {
     let err = js_sys::Error::new(e.message());
     err.set_name("GrammaskError");
-    let _ = js_sys::Reflect::set(&err, &"kind".into(), &kind_name(e.kind()).into());
+    let _ = js_sys::Reflect::set(&err, &"kind".into(), &e.kind().as_str().into());
     err.into()
 }
 
@@ -450,9 +447,9 @@ impl RawPrefixSet {
 }
 
 /// Largest grammar, schema or regex text the compile functions accept.
-pub const MAX_GRAMMAR_BYTES: usize = 1 << 20;
+pub const MAX_GRAMMAR_BYTES: usize = crate::limits::Limits::DEFAULT.max_grammar_bytes;
 /// Largest `tokenizer.json` accepted.
-pub const MAX_TOKENIZER_BYTES: usize = 64 << 20;
+pub const MAX_TOKENIZER_BYTES: usize = crate::limits::Limits::DEFAULT.max_tokenizer_bytes;
 /// How JS messages name the EOS option.
 const JS_EOS_OPTION: &str = "the eosTokenIds option";
 
@@ -679,7 +676,7 @@ pub fn compile_raw(
         )));
     }
     let rf: serde_json::Value = serde_json::from_str(response_format)
-        .map_err(|e| js_error(crate::err!(Grammar, "responseFormat is not JSON-serializable data: {e}")))?;
+        .map_err(|e| js_error(crate::err!(ResponseFormat, "responseFormat is not JSON-serializable data: {e}")))?;
     let constraint = Constraint::from_response_format(&rf).map_err(js_error)?;
     let ws = match (whitespace.as_deref(), max_whitespace) {
         (None | Some("default"), None) => Whitespace::Default,
@@ -688,14 +685,14 @@ pub fn compile_raw(
         (Some("flexible"), m) => Whitespace::Flexible { max_run: m.unwrap_or(4) },
         (w, Some(_)) if w != Some("flexible") => {
             return Err(js_error(crate::err!(
-                Grammar,
+                ResponseFormat,
                 "maxWhitespace applies to whitespace: 'flexible' only (whitespace is {:?})",
                 w.unwrap_or("default")
             )))
         }
         (Some(other), _) => {
             return Err(js_error(crate::err!(
-                Grammar,
+                ResponseFormat,
                 "whitespace must be 'default', 'compact', 'spaced' or 'flexible', got {other:?}"
             )))
         }
@@ -704,7 +701,7 @@ pub fn compile_raw(
     let lexer = match lexer.as_deref() {
         None => None,
         Some(name) => Some(crate::grammar::LexerMode::from_name(name).ok_or_else(|| {
-            js_error(crate::err!(Grammar, "lexer must be 'contextual', 'basic' or 'longest', got {name:?}"))
+            js_error(crate::err!(ResponseFormat, "lexer must be 'contextual', 'basic' or 'longest', got {name:?}"))
         })?),
     };
     let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false), strict: strict.unwrap_or(false), lexer };
@@ -745,6 +742,20 @@ pub fn compile_store(
 #[wasm_bindgen(js_name = compilerLimits)]
 pub fn compiler_limits() -> Vec<f64> {
     vec![MAX_GRAMMAR_BYTES as f64, MAX_TOKENIZER_BYTES as f64]
+}
+
+// ---- limits(): every limit of crate::Limits, by its JS name (self-contained).
+
+/// Every limit ([`crate::Limits::DEFAULT`]) as a plain JS object
+/// `{maxGrammarBytes: 1048576, maxSchemaDepth: 200, ...}` (camelCase names,
+/// see [`crate::Limits::entries`]); in both builds.
+#[wasm_bindgen(js_name = limits)]
+pub fn limits() -> js_sys::Object {
+    let out = js_sys::Object::new();
+    for (name, value) in crate::Limits::DEFAULT.entries() {
+        let _ = js_sys::Reflect::set(&out, &name.as_str().into(), &(value as f64).into());
+    }
+    out
 }
 
 /// Whether this build has the compiler.

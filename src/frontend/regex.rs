@@ -21,7 +21,7 @@ use crate::regex::{lang as rx, python as pyregex};
 use crate::{err, Result};
 
 /// Longest pattern accepted (characters).
-pub const MAX_PATTERN: usize = 100_000;
+pub const MAX_PATTERN: usize = crate::limits::Limits::DEFAULT.max_regex_constraint_chars;
 
 /// The regex-syntax text of the strings a Python regex fully matches, and
 /// whether the empty string is one of them.
@@ -48,7 +48,7 @@ pub fn to_cfg(pattern: &str) -> Result<Cfg> {
     let (re, empty) = fullmatch_regex(pattern)?;
     let nonempty = rx::set_nonempty(std::slice::from_ref(&re), &[]).map_err(|e| err!(Limit, "regex constraint {pattern:?}: {e}"))?;
     if !nonempty && !empty {
-        return Err(err!(Grammar, "regex constraint {pattern:?} matches no string"));
+        return Err(err!(Regex, "regex constraint {pattern:?} matches no string"));
     }
     let start = NonterminalId::new(0);
     let mut rules = Vec::new();

@@ -27,7 +27,7 @@ use crate::time::Instant;
 use crate::Result;
 
 /// Refuse to build more than this many `state × class` transition entries.
-const MAX_TABLE_ENTRIES: usize = 1 << 26;
+const MAX_TABLE_ENTRIES: usize = crate::limits::Limits::DEFAULT.max_lexer_table_entries;
 
 /// Bytes that always get a class of their own.
 const SINGLETON_BYTES: [u8; 5] = [b'\n', b'\r', b' ', b'\t', 0x0c];

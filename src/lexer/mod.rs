@@ -30,7 +30,7 @@
 //! look-around assertions (`^ $ \b \B` ...), is rejected at compile time
 //! with an error naming it.
 //!
-//! # The lexer automaton ([`Lexer`], built by [`build`])
+//! # The lexer automaton ([`Lexer`], built by `build`)
 //!
 //! A lexer state is `(cur, shadow, tag)`: `cur` and `shadow` are canonical
 //! sets of `(terminal, table state)` pairs, none dead:

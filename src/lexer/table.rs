@@ -69,10 +69,10 @@ use crate::ids::TerminalId;
 use crate::Result;
 
 /// Size limits for one regex's NFA / DFA construction (bytes).
-const NFA_SIZE_LIMIT: usize = 64 << 20;
-const DFA_SIZE_LIMIT: usize = 256 << 20;
+const NFA_SIZE_LIMIT: usize = crate::limits::Limits::DEFAULT.max_terminal_nfa_bytes;
+const DFA_SIZE_LIMIT: usize = crate::limits::Limits::DEFAULT.max_terminal_dfa_bytes;
 /// Most states of a [`TerminalPattern::Set`] product table.
-const MAX_PRODUCT_STATES: usize = 1 << 18;
+const MAX_PRODUCT_STATES: usize = crate::limits::Limits::DEFAULT.max_set_product_states;
 
 /// Most `u32` words (transitions) the table cache keeps before it starts over.
 const CACHE_WORDS: usize = 4 << 20;

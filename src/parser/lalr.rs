@@ -32,14 +32,8 @@ use crate::Result;
 pub const MAX_REPORTED_CONFLICTS: usize = 20;
 /// Most cells of the dense action + goto tables (states × (terminals +
 /// nonterminals)); beyond it a compile fails with a `Limit` error instead of
-/// allocating several gigabytes (python.lark needs about 0.5 M; the largest
-/// SchemaStore schemas that fit need 74 M and 172 M). In wasm32 (4 GiB of
-/// address space, shared with everything else) the limit is 64 M cells.
-#[cfg(not(target_arch = "wasm32"))]
-pub const MAX_TABLE_CELLS: usize = 256 << 20;
-/// Most cells of the dense LALR(1) tables in wasm32 (see the native limit).
-#[cfg(target_arch = "wasm32")]
-pub const MAX_TABLE_CELLS: usize = 64 << 20;
+/// allocating several gigabytes (see [`crate::limits::Limits::max_lalr_table_cells`]).
+pub const MAX_TABLE_CELLS: usize = crate::limits::Limits::DEFAULT.max_lalr_table_cells;
 
 /// Builds LALR(1) tables for `cfg` (see the module doc), settling conflicts
 /// by `cfg.conflicts`.

@@ -54,7 +54,7 @@ struct Variant {
     body: Hir,
 }
 
-const MAX_VARIANTS: usize = 64;
+const MAX_VARIANTS: usize = crate::limits::Limits::DEFAULT.max_anchored_alternatives;
 
 fn variants(h: &Hir) -> Result<Vec<Variant>, String> {
     Ok(match h.kind() {
@@ -186,7 +186,7 @@ thread_local! {
     static RX_CACHE: std::cell::RefCell<RxCache> = std::cell::RefCell::new(RxCache { dfas: crate::cache::Bounded::new(DFA_CACHE_BYTES), nonempty: Default::default() });
 }
 
-const DFA_LIMIT: usize = 32 << 20;
+const DFA_LIMIT: usize = crate::limits::Limits::DEFAULT.max_regex_dfa_bytes;
 
 /// An anchored DFA for full-match tests.
 pub struct Dfa {
@@ -267,7 +267,7 @@ impl Runner<'_> {
 }
 
 /// Product search budget for [`set_nonempty`] (states).
-const PRODUCT_LIMIT: usize = 200_000;
+const PRODUCT_LIMIT: usize = crate::limits::Limits::DEFAULT.max_regex_product_states;
 
 /// Whether some non-empty string is matched fully by every regex of `all`
 /// and by none of `none` (the language of a `Set` terminal). `Err` when a

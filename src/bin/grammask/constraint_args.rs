@@ -46,7 +46,7 @@ impl SchemaArgs {
 /// Reads a JSON Schema file.
 pub fn read_schema(path: &Path) -> Result<serde_json::Value> {
     let bytes = read(path)?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::new(ErrorKind::Grammar, format!("{}: invalid JSON: {e}", path.display())))
+    serde_json::from_slice(&bytes).map_err(|e| Error::new(ErrorKind::Schema, format!("{}: invalid JSON: {e}", path.display())))
 }
 
 /// Loads a tokenizer into a prepared vocabulary (and the tokenizers-crate

@@ -37,10 +37,10 @@ pub(crate) const DEFAULT_LEXER: crate::grammar::LexerMode = crate::grammar::Lexe
 const REPEAT_BREAK_THRESHOLD: u32 = 50;
 const SMALL_FACTOR_THRESHOLD: u32 = 5;
 /// Most alternatives one rule may expand to, and most template instances.
-const MAX_ALTS: usize = 1 << 16;
-const MAX_INSTANCES: usize = 10_000;
+const MAX_ALTS: usize = crate::limits::Limits::DEFAULT.max_rule_alternatives;
+const MAX_INSTANCES: usize = crate::limits::Limits::DEFAULT.max_template_instances;
 /// Deepest chain of terminal references.
-const MAX_TERM_DEPTH: usize = 256;
+const MAX_TERM_DEPTH: usize = crate::limits::Limits::DEFAULT.max_terminal_depth;
 
 /// A terminal pattern exactly as Lark builds it (`PatternStr` / `PatternRE`):
 /// the pattern's `value` (Python regex text for `re`, the literal for a

@@ -114,7 +114,7 @@ fn describe(t: &Tok) -> String {
 }
 
 /// Maximum nesting of `(`/`[`/`{` (keeps recursion bounded on hostile input).
-const MAX_DEPTH: usize = 200;
+const MAX_DEPTH: usize = crate::limits::Limits::DEFAULT.max_grammar_nesting;
 
 struct Lexer<'a> {
     chars: Vec<char>,

@@ -25,7 +25,7 @@ pub fn one_of_as_any_of(ir: &mut Ir<'_>, owner: Loc, branches: &[Loc]) -> Result
                             return Ok(());
                         }
                         return Err(err!(
-                            Grammar,
+                            Schema,
                             "JSON Schema: unsupported keyword `oneOf` at {ptr}: branches {i} and {j} are not provably disjoint, so \"exactly one\" cannot be enforced (the lenient option treats it as anyOf)"
                         ));
                     }

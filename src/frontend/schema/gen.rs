@@ -23,12 +23,12 @@ use crate::grammar::{Cfg, LexerMode, NonterminalDef, Rule, Span, Symbol, Termina
 use crate::ids::{NonterminalId, TerminalId};
 use crate::{err, Result};
 
-/// Limits (documented).
-pub const MAX_NONTERMINALS: usize = 50_000;
-pub const MAX_RULES: usize = 400_000;
-pub const MAX_UNROLL: u64 = 1024;
-pub const MAX_OVERLAP: usize = 6;
-pub const MAX_KEY_PATTERNS: usize = 6;
+/// Limits (documented in [`crate::limits`]).
+pub const MAX_NONTERMINALS: usize = crate::limits::Limits::DEFAULT.max_schema_nonterminals;
+pub const MAX_RULES: usize = crate::limits::Limits::DEFAULT.max_schema_rules;
+pub const MAX_UNROLL: u64 = crate::limits::Limits::DEFAULT.max_unroll as u64;
+pub const MAX_OVERLAP: usize = crate::limits::Limits::DEFAULT.max_overlapping_alternatives;
+pub const MAX_KEY_PATTERNS: usize = crate::limits::Limits::DEFAULT.max_pattern_properties;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
@@ -437,7 +437,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                         if let Some(v) = pick(l) {
                             if v.len() != 1 {
                                 return Err(err!(
-                                    Grammar,
+                                    Schema,
                                     "JSON Schema: unsupported keyword `anyOf` at {}: overlapping {name} alternatives with several constraints each cannot be told apart",
                                     self.ptr_of(list)
                                 ));
@@ -702,7 +702,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         lx.sort_unstable();
         if lx.len() > MAX_OVERLAP {
             return Err(err!(
-                Grammar,
+                Schema,
                 "JSON Schema: unsupported keyword `anyOf` at {}: more than {MAX_OVERLAP} overlapping alternatives for one property or item",
                 self.ptr_of(list)
             ));
@@ -815,7 +815,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             }
         }
         if !productive[top.index()] {
-            return Err(err!(Grammar, "JSON Schema: the schema is unsatisfiable (no value is valid)"));
+            return Err(err!(Schema, "JSON Schema: the schema is unsatisfiable (no value is valid)"));
         }
         let good = |r: &Rule| {
             productive[r.lhs.index()]

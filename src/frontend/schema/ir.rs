@@ -156,10 +156,13 @@ const UNSUPPORTED: &[&str] = &[
 ];
 
 /// Limits (documented in docs/structured-output.md).
-pub const MAX_NODES: usize = 100_000;
-pub const MAX_CONJS: usize = 20_000;
-pub const MAX_DNF: usize = 256;
-pub const MAX_ENUM: usize = 10_000;
+pub const MAX_NODES: usize = crate::limits::Limits::DEFAULT.max_schema_nodes;
+pub const MAX_CONJS: usize = crate::limits::Limits::DEFAULT.max_schema_conjunctions;
+pub const MAX_DNF: usize = crate::limits::Limits::DEFAULT.max_any_of_alternatives;
+/// Deepest schema nesting and `anyOf`/`oneOf` nesting.
+const MAX_DEPTH: usize = crate::limits::Limits::DEFAULT.max_schema_depth;
+const MAX_ANY_OF_DEPTH: usize = crate::limits::Limits::DEFAULT.max_any_of_depth;
+pub const MAX_ENUM: usize = crate::limits::Limits::DEFAULT.max_enum_values;
 
 /// What the builder does with a `oneOf` of several branches (`owner`: the
 /// node holding it) before expanding it like `anyOf`: `Ok(())` to go on,
@@ -225,8 +228,8 @@ impl<'a> Ir<'a> {
 
     /// Records the pointer of every subschema-like value and the `$anchor`s.
     fn index(&mut self, v: &'a Value, ptr: String, depth: usize) -> Result<()> {
-        if depth > 200 {
-            return Err(err!(Limit, "JSON Schema: nesting deeper than 200 levels at {ptr}"));
+        if depth > MAX_DEPTH {
+            return Err(err!(Limit, "JSON Schema: nesting deeper than {MAX_DEPTH} levels at {ptr}"));
         }
         if self.pointers.len() > MAX_NODES {
             return Err(err!(Limit, "JSON Schema: more than {MAX_NODES} subschemas"));
@@ -285,7 +288,7 @@ impl<'a> Ir<'a> {
         match v {
             Value::Bool(false) => self.nodes.push(Node::False { ptr }),
             Value::Bool(true) | Value::Object(_) => self.nodes.push(Node::Schema { v, ptr }),
-            _ => return Err(err!(Grammar, "JSON Schema: invalid schema at {ptr}: expected an object or a boolean, found {}", kind(v))),
+            _ => return Err(err!(Schema, "JSON Schema: invalid schema at {ptr}: expected an object or a boolean, found {}", kind(v))),
         }
         self.node_ids.insert(key, l);
         Ok(l)
@@ -314,7 +317,7 @@ impl<'a> Ir<'a> {
             self.warnings.push(format!("ignored {what} at {ptr}"));
             Ok(())
         } else {
-            Err(err!(Grammar, "JSON Schema: unsupported keyword `{what}` at {ptr} (it changes which values are valid and is not enforced; the lenient option ignores it)"))
+            Err(err!(Schema, "JSON Schema: unsupported keyword `{what}` at {ptr} (it changes which values are valid and is not enforced; the lenient option ignores it)"))
         }
     }
 
@@ -329,7 +332,7 @@ impl<'a> Ir<'a> {
                 (Some((base, f)), Some(id)) if base == id.trim_end_matches('#') => f,
                 (None, Some(id)) if r == id.trim_end_matches('#') => "",
                 _ => {
-                    return Err(err!(Grammar, "JSON Schema: unsupported keyword `$ref` at {ptr}: remote reference {r:?} (only local references `#...` are supported)"))
+                    return Err(err!(Schema, "JSON Schema: unsupported keyword `$ref` at {ptr}: remote reference {r:?} (only local references `#...` are supported)"))
                 }
             }
         };
@@ -359,8 +362,8 @@ impl<'a> Ir<'a> {
             self.anchors.get(&decoded).copied()
         };
         match target {
-            Some(t) => self.schema_loc(t).map_err(|e| err!(Grammar, "JSON Schema: $ref {r:?} at {ptr}: {}", e.message())),
-            None => Err(err!(Grammar, "JSON Schema: unresolvable $ref {r:?} at {ptr}")),
+            Some(t) => self.schema_loc(t).map_err(|e| err!(Schema, "JSON Schema: $ref {r:?} at {ptr}: {}", e.message())),
+            None => Err(err!(Schema, "JSON Schema: unresolvable $ref {r:?} at {ptr}")),
         }
     }
 
@@ -379,7 +382,7 @@ impl<'a> Ir<'a> {
             }
             let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else { continue };
             if let Some(r) = m.get("$ref") {
-                let Some(r) = r.as_str() else { return Err(err!(Grammar, "JSON Schema: $ref at {ptr} must be a string")) };
+                let Some(r) = r.as_str() else { return Err(err!(Schema, "JSON Schema: $ref at {ptr} must be a string")) };
                 let t = self.resolve_ref(r, &format!("{ptr}/$ref"))?;
                 stack.push(t);
                 if self.draft <= Draft::D7 {
@@ -388,7 +391,7 @@ impl<'a> Ir<'a> {
             }
             if let Some(a) = m.get("allOf") {
                 let Some(list) = a.as_array().filter(|l| !l.is_empty()) else {
-                    return Err(err!(Grammar, "JSON Schema: allOf at {ptr} must be a non-empty array"));
+                    return Err(err!(Schema, "JSON Schema: allOf at {ptr} must be a non-empty array"));
                 };
                 for s in list {
                     stack.push(self.schema_loc(s)?);
@@ -415,7 +418,7 @@ impl<'a> Ir<'a> {
             for kw in ["anyOf", "oneOf"] {
                 if let Some(a) = m.get(kw) {
                     let Some(list) = a.as_array().filter(|l| !l.is_empty()) else {
-                        return Err(err!(Grammar, "JSON Schema: {kw} at {ptr} must be a non-empty array"));
+                        return Err(err!(Schema, "JSON Schema: {kw} at {ptr} must be a non-empty array"));
                     };
                     let mut br = Vec::new();
                     for s in list {
@@ -445,8 +448,8 @@ impl<'a> Ir<'a> {
     }
 
     fn dnf_rec(&mut self, set: Set, consumed: &mut Vec<(Loc, &'static str)>, out: &mut Vec<ConjId>, depth: usize) -> Result<()> {
-        if depth > 64 {
-            return Err(err!(Limit, "JSON Schema: anyOf/oneOf nested more than 64 deep"));
+        if depth > MAX_ANY_OF_DEPTH {
+            return Err(err!(Limit, "JSON Schema: anyOf/oneOf nested more than {MAX_ANY_OF_DEPTH} deep"));
         }
         let groups = self.groups(&set)?;
         let next = groups.into_iter().find(|(o, k, _)| !consumed.contains(&(*o, *k)));
@@ -642,13 +645,13 @@ impl<'a> Ir<'a> {
                             Some("array") => T_ARR,
                             Some("object") => T_OBJ,
                             Some("any") if self.draft <= Draft::D4 => T_ALL,
-                            _ => return Err(err!(Grammar, "JSON Schema: invalid `type` at {kp}: {v}")),
+                            _ => return Err(err!(Schema, "JSON Schema: invalid `type` at {kp}: {v}")),
                         };
                     }
                     m.types &= bits;
                 }
                 "enum" => {
-                    let Some(a) = v.as_array() else { return Err(err!(Grammar, "JSON Schema: `enum` at {kp} must be an array")) };
+                    let Some(a) = v.as_array() else { return Err(err!(Schema, "JSON Schema: `enum` at {kp} must be an array")) };
                     if a.len() > MAX_ENUM {
                         return Err(err!(Limit, "JSON Schema: `enum` at {kp} has more than {MAX_ENUM} values"));
                     }
@@ -660,12 +663,12 @@ impl<'a> Ir<'a> {
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                     if let Value::Bool(_) = v {
                         if self.draft > Draft::D4 {
-                            return Err(err!(Grammar, "JSON Schema: `{k}` at {kp} must be a number"));
+                            return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be a number"));
                         }
                         continue; // draft-04 modifier: read with minimum/maximum
                     }
                     let Some(d) = v.as_number().and_then(Dec::from_json) else {
-                        return Err(err!(Grammar, "JSON Schema: `{k}` at {kp} must be a number"));
+                        return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be a number"));
                     };
                     let excl_d4 = |name: &str| o.get(name).and_then(|b| b.as_bool()).unwrap_or(false);
                     match k.as_str() {
@@ -677,7 +680,7 @@ impl<'a> Ir<'a> {
                 }
                 "multipleOf" => {
                     let Some(d) = v.as_number().and_then(Dec::from_json).filter(|d| !d.neg && d.mag.int != "0" || !d.mag.frac.is_empty()) else {
-                        return Err(err!(Grammar, "JSON Schema: `multipleOf` at {kp} must be a number > 0"));
+                        return Err(err!(Schema, "JSON Schema: `multipleOf` at {kp} must be a number > 0"));
                     };
                     if !m.multiple_of.iter().any(|(x, _)| *x == d) {
                         m.multiple_of.push((d, kp));
@@ -685,7 +688,7 @@ impl<'a> Ir<'a> {
                 }
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
                     let Some(n) = as_count(v) else {
-                        return Err(err!(Grammar, "JSON Schema: `{k}` at {kp} must be a non-negative integer"));
+                        return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be a non-negative integer"));
                     };
                     match k.as_str() {
                         "minLength" => m.min_len = m.min_len.max(n),
@@ -697,7 +700,7 @@ impl<'a> Ir<'a> {
                     }
                 }
                 "pattern" => {
-                    let Some(s) = v.as_str() else { return Err(err!(Grammar, "JSON Schema: `pattern` at {kp} must be a string")) };
+                    let Some(s) = v.as_str() else { return Err(err!(Schema, "JSON Schema: `pattern` at {kp} must be a string")) };
                     m.patterns.push((s.to_string(), kp));
                 }
                 "format" => {
@@ -718,10 +721,10 @@ impl<'a> Ir<'a> {
                         if v.is_boolean() && self.draft <= Draft::D4 {
                             continue;
                         }
-                        return Err(err!(Grammar, "JSON Schema: `required` at {kp} must be an array of strings"));
+                        return Err(err!(Schema, "JSON Schema: `required` at {kp} must be an array of strings"));
                     };
                     for r in a {
-                        let Some(r) = r.as_str() else { return Err(err!(Grammar, "JSON Schema: `required` at {kp} must be an array of strings")) };
+                        let Some(r) = r.as_str() else { return Err(err!(Schema, "JSON Schema: `required` at {kp} must be an array of strings")) };
                         if !m.required.iter().any(|x| x == r) {
                             m.required.push(r.to_string());
                         }
@@ -763,14 +766,14 @@ impl<'a> Ir<'a> {
         if has_obj {
             let mut part = ObjPart::default();
             if let Some(ps) = o.get("properties") {
-                let Some(ps) = ps.as_object() else { return Err(err!(Grammar, "JSON Schema: `properties` at {ptr}/properties must be an object")) };
+                let Some(ps) = ps.as_object() else { return Err(err!(Schema, "JSON Schema: `properties` at {ptr}/properties must be an object")) };
                 for (k, s) in ps {
                     part.props.push((k.clone(), self.schema_loc(s)?));
                 }
             }
             if let Some(ps) = o.get("patternProperties") {
                 let Some(ps) = ps.as_object() else {
-                    return Err(err!(Grammar, "JSON Schema: `patternProperties` at {ptr}/patternProperties must be an object"));
+                    return Err(err!(Schema, "JSON Schema: `patternProperties` at {ptr}/patternProperties must be an object"));
                 };
                 for (k, s) in ps {
                     part.patterns.push((k.clone(), self.schema_loc(s)?));
@@ -791,7 +794,7 @@ impl<'a> Ir<'a> {
         if prefix_v.is_some() || rest_v.is_some() {
             let mut part = ArrPart::default();
             if let Some(p) = prefix_v {
-                let Some(list) = p.as_array() else { return Err(err!(Grammar, "JSON Schema: `prefixItems` at {ptr} must be an array")) };
+                let Some(list) = p.as_array() else { return Err(err!(Schema, "JSON Schema: `prefixItems` at {ptr} must be an array")) };
                 for s in list {
                     part.prefix.push(self.schema_loc(s)?);
                 }

@@ -79,12 +79,12 @@ pub fn to_cfg_prefixed(schema: &Value, opts: &SchemaOptions, prefix: &str) -> Re
 fn layout(schema: &Value, opts: &SchemaOptions) -> Result<gen::Layout> {
     let mut l = gen::Layout { ws: opts.whitespace, item_sep: None, key_sep: None };
     if let Some(g) = schema.get("x-guidance") {
-        let Some(g) = g.as_object() else { return Err(err!(Grammar, "JSON Schema: x-guidance at #/x-guidance must be an object")) };
+        let Some(g) = g.as_object() else { return Err(err!(Schema, "JSON Schema: x-guidance at #/x-guidance must be an object")) };
         let sep = |k: &str| -> Result<Option<String>> {
             match g.get(k) {
                 None => Ok(None),
                 Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-                Some(_) => Err(err!(Grammar, "JSON Schema: x-guidance.{k} must be a non-empty string")),
+                Some(_) => Err(err!(Schema, "JSON Schema: x-guidance.{k} must be a non-empty string")),
             }
         };
         if g.get("whitespace_flexible").and_then(|b| b.as_bool()) == Some(true) {
@@ -161,7 +161,7 @@ fn ser(v: &Value, spaced: bool, rank: &HashMap<String, usize>, out: &mut String)
 pub fn key_rank(schema: &Value) -> HashMap<String, usize> {
     let mut rank = HashMap::new();
     fn walk(v: &Value, rank: &mut HashMap<String, usize>, depth: usize) {
-        if depth > 200 {
+        if depth > crate::limits::Limits::DEFAULT.max_schema_depth {
             return;
         }
         match v {
@@ -197,7 +197,7 @@ pub fn key_rank(schema: &Value) -> HashMap<String, usize> {
         }
     }
     fn walk_const(v: &Value, rank: &mut HashMap<String, usize>, depth: usize) {
-        if depth > 200 {
+        if depth > crate::limits::Limits::DEFAULT.max_schema_depth {
             return;
         }
         match v {

@@ -411,7 +411,7 @@ pub fn plain(integer: bool) -> &'static str {
 }
 
 /// Limit on the suffixes enumerated for `multipleOf`.
-const MAX_SUFFIXES: usize = 400;
+const MAX_SUFFIXES: usize = crate::limits::Limits::DEFAULT.max_multiple_of_residues;
 
 /// The regex of numbers that are multiples of `k` (> 0), to be intersected
 /// with [`plain`]: exact when k = M·10^-d with M = 2^a·5^b (then the last

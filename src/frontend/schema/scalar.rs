@@ -10,7 +10,7 @@ use super::json_text;
 use crate::{err, Result};
 
 /// Longest `maxLength` (and `minLength`) enforced (the lexer DFA grows linearly).
-pub const MAX_LENGTH: u64 = 1024;
+pub const MAX_LENGTH: u64 = crate::limits::Limits::DEFAULT.max_string_length as u64;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScalarLang {
@@ -85,7 +85,7 @@ pub fn scalar_lang(ir: &mut Ir<'_>, c: ConjId) -> Result<ScalarLang> {
                         if ir.opts.lenient {
                             ir.warnings.push(format!("ignored multipleOf at {ptr}: {e}"));
                         } else {
-                            return Err(err!(Grammar, "JSON Schema: unsupported keyword `multipleOf` at {ptr}: {e}"));
+                            return Err(err!(Schema, "JSON Schema: unsupported keyword `multipleOf` at {ptr}: {e}"));
                         }
                     }
                 }

@@ -69,7 +69,7 @@ impl<'a> P<'a> {
 
     /// `_parse_sub`: alternatives up to `)` or the end.
     fn sub(&mut self, depth: usize) -> Result<(u128, u128), String> {
-        if depth > 500 {
+        if depth > crate::limits::Limits::DEFAULT.max_regex_width_nesting {
             return Err("nested too deeply".into());
         }
         let (mut lo, mut hi) = self.seq(depth)?;
