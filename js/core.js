@@ -12,13 +12,8 @@
 // a transformers.js tokenizer), compile (response formats → MaskStore, in the
 // compiler build), tokenizerFingerprint.
 //
-// An ES module with one export and no imports. It ships as core.mjs (this
-// file, copied) for the ES entries (web.js, node.mjs, bundler.js) and as
-// core.cjs for node.cjs, which scripts/build-pkg.sh derives mechanically:
-// `export function makeApi` becomes `function makeApi` plus
-// `module.exports = { makeApi };` (the script refuses any other import or
-// export, and checks that both forms export the same names). Node 20 before
-// 20.19 cannot require() an ES module, so node.cjs needs the CommonJS copy.
+// An ES module (one export, no imports), shipped as core.mjs; core.cjs (for
+// node.cjs) is derived from it by scripts/build-pkg.sh.
 
 /**
  * @param raw the wasm-bindgen module (its exports)

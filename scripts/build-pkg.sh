@@ -123,8 +123,10 @@ fi
 # wasm-bindgen's nodejs output is CommonJS; the package is "type": "module".
 printf '{ "type": "commonjs" }\n' > "$out/node/package.json"
 printf '{ "type": "commonjs" }\n' > "$out/runtime/node/package.json"
-# core.mjs is js/core.js; core.cjs is derived from it for node.cjs: its one
-# `export function NAME` becomes `function NAME` + `module.exports = { NAME };`.
+# core.mjs is js/core.js; core.cjs is derived from it for node.cjs (Node 20
+# before 20.19 cannot require() an ES module): each `export function NAME`
+# becomes `function NAME`, plus `module.exports = { NAME, ... };`, and both
+# forms must export the same names.
 # Anything else only a module may hold (import or export statements,
 # import.meta) is refused; import() works in both.
 cp js/core.js "$out/core.mjs"
@@ -134,7 +136,7 @@ const [src, dst] = process.argv.slice(2);
 const s = fs.readFileSync(src, 'utf8');
 const code = s.split('\n').filter((l) => !/^\s*(\/\/|\*|\/\*)/.test(l)).join('\n');
 const exp = [...s.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]);
-const other = code.split('\n').filter((l) => /^\s*(import|export)\b|import\.meta/.test(l) && !/^export function \w+\(/.test(l));
+const other = code.split('\n').filter((l) => /import\.meta/.test(l) || (/^\s*(import|export)\b/.test(l) && !/^export function \w+\(/.test(l)));
 if (exp.length === 0 || other.length) throw new Error(`${src}: expected only \`export function NAME(\` lines as module syntax; found ${JSON.stringify(other)}`);
 fs.writeFileSync(dst, "'use strict';\n" + s.replace(/^export function (\w+)\(/gm, 'function $1(') + `\nmodule.exports = { ${exp.join(', ')} };\n`);
 JS
