@@ -1,5 +1,5 @@
 // grammask JS API: a thin, hand-written layer over the wasm-bindgen classes
-// RawMaskStore / RawMatcher (src/wasm.rs). It only
+// RawMaskStore / RawMatcher (src/wasm/). It only
 //  - checks arguments (token ids, offsets, options) and throws clear errors,
 //  - refuses use after free() with a clear error,
 //  - turns a wasm trap (a Rust panic: an internal bug) into an Error and
@@ -12,15 +12,14 @@
 // a transformers.js tokenizer), compile (response formats → MaskStore, in the
 // compiler build), tokenizerFingerprint.
 //
-// This file has no import/export statements: scripts/build-pkg.sh appends
-// `export { makeApi };` (core.mjs) or `module.exports = { makeApi };`
-// (core.cjs).
+// An ES module (one export, no imports), shipped as core.mjs; core.cjs (for
+// node.cjs) is derived from it by scripts/build-pkg.sh.
 
 /**
  * @param raw the wasm-bindgen module (its exports)
  * @param isReady () => boolean: false until the web target's init() finished
  */
-function makeApi(raw, isReady) {
+export function makeApi(raw, isReady) {
   const INTERNAL = Symbol('grammask.internal');
   const DISPOSE = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : null;
   let broken = null; // message of a trap that happened in this module instance

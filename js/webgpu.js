@@ -128,6 +128,7 @@ export function maskKernelReference(logits, mask, { vocab, width, rows = 1, mask
     for (let i = 0; i < wgX * WORKGROUP; i++) { // every invocation, including the idle ones
       if (i >= width) continue;
       let allowed = false;
+      // The kernel's own bit test, transcribed (not js/mask-bits.js): this is the judge of mask.wgsl.
       if (i < vocab) allowed = ((mask[row * maskWords + (i >>> 5)] >>> (i & 31)) & 1) === 1;
       if (!allowed) logits[row * width + i] = neg;
     }

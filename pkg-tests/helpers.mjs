@@ -113,6 +113,10 @@ export function rng(seed) {
   };
 }
 
+// Mask bits (token id = bit id & 31 of word id >> 5), read here on purpose
+// and not through the package's js/mask-bits.js: these two are the tests'
+// independent judge of the masks the package produces and consumes.
+
 /** The allowed token ids of a mask. */
 export function allowedIds(mask, out = []) {
   out.length = 0;

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MaskStore, PreparedVocab, compile } from 'grammask';
 import { StructuredOutputProcessor, GrammarLogitsProcessor } from 'grammask/transformers';
-import { ROOT, blobPath, rng } from './helpers.mjs';
+import { ROOT, bit, blobPath, rng } from './helpers.mjs';
 
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const MODEL = 'tiny-random-llama3';
@@ -48,7 +48,7 @@ function tokenTexts(vocab) {
   const tt = vocab.tokenTable();
   const texts = new Array(vocab.vocabSize);
   for (let i = 0; i < texts.length; i++) texts[i] = latin1(tt.bytes.subarray(tt.offsets[i], tt.offsets[i + 1]));
-  const special = (id) => ((tt.special[id >>> 5] >>> (id & 31)) & 1) === 1;
+  const special = (id) => bit(tt.special, id) === 1;
   return { texts, special };
 }
 

@@ -21,7 +21,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { MaskStore, Matcher } from 'grammask';
 import { GrammarLogitsProcessor, applyMask } from 'grammask/transformers';
-import { FULL, ROOT, blobPath, cli, allowedIds, rng, tokenIdOf } from './helpers.mjs';
+import { FULL, ROOT, blobPath, cli, allowedIds, bit, rng, tokenIdOf } from './helpers.mjs';
 
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const MODEL = 'tiny-random-llama3';
@@ -42,7 +42,7 @@ test('applyMask: f32 and f16 bits, widths past the mask, count of allowed ids', 
     const n32 = applyMask(f32, mask), n16 = applyMask(f16, mask);
     let expect = 0;
     for (let i = 0; i < width; i++) {
-      const on = i < words * 32 && ((mask[i >>> 5] >>> (i & 31)) & 1) === 1;
+      const on = i < words * 32 && bit(mask, i) === 1;
       if (on) expect++;
       assert.equal(f32[i], on ? i + 0.5 : -Infinity, `f32 id ${i} width ${width}`);
       assert.equal(f16[i], on ? 0x3c00 : 0xfc00, `f16 id ${i} width ${width}`);
@@ -69,7 +69,7 @@ test('GrammarLogitsProcessor: masks, commits, wide logits, EOS, batches, refusal
   const want = ref.computeMask();
   for (let row = 0; row < 2; row++) {
     const d = logits.data.subarray(row * width, (row + 1) * width);
-    for (let i = 0; i < width; i++) assert.equal(d[i] === 0, i < V && ((want[i >>> 5] >>> (i & 31)) & 1) === 1, `row ${row} id ${i}`);
+    for (let i = 0; i < width; i++) assert.equal(d[i] === 0, i < V && bit(want, i) === 1, `row ${row} id ${i}`);
   }
   // Row 0 opens an object, row 1 emits a number: each row has its own matcher.
   const num = allowedIds(want).find((id) => /^[1-9]$/.test(new TextDecoder().decode(store.tokenBytes(id))));
@@ -78,7 +78,7 @@ test('GrammarLogitsProcessor: masks, commits, wide logits, EOS, batches, refusal
   proc(ids, logits);
   ref.commitToken(open);
   const m0 = ref.computeMask();
-  for (let i = 0; i < V; i += 97) assert.equal(logits.data[i] === 0, ((m0[i >>> 5] >>> (i & 31)) & 1) === 1);
+  for (let i = 0; i < V; i += 97) assert.equal(logits.data[i] === 0, bit(m0, i) === 1);
   assert.equal(logits.data[width + EOS], 0, 'row 1 (a number) may end: EOS allowed');
   assert.equal(logits.data[width + 128009], 0, 'the extra EOS id is allowed with the store one');
   assert.equal(logits.data[EOS], -Infinity, 'row 0 ("{") may not end');

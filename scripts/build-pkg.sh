@@ -9,9 +9,12 @@
 #                              vocabularies and fingerprints, no compiler; for
 #                              Workers and pages that load prebuilt blobs
 #                              (import 'grammask/runtime')
-# plus the hand-written JS layer (js/core.js → core.mjs/core.cjs, shared by
-# both builds), index.d.ts / runtime.d.ts and the adapters grammask/transformers
-# and grammask/webgpu. The tokenizers crate is in neither build (only the
+# plus the hand-written JS layer (js/core.js → core.mjs, copied, and core.cjs,
+# derived from it; shared by both builds), index.d.ts / runtime.d.ts, the
+# adapters grammask/transformers (js/transformers.js + js/transformers/) and
+# grammask/webgpu, and js/mask-bits.js. pkg/package.json is js/package.json
+# (the exports map and the files whitelist), copied; its version must equal
+# Cargo.toml's. The tokenizers crate is in neither build (only the
 # native CLI encodes text).
 # Cargo profiles `wasm` (runtime build) and `wasm-full` (the compiler build, at
 # opt-level "s" for the 600 KB budget) in Cargo.toml: release with the compiler-only crates at
@@ -120,61 +123,53 @@ fi
 # wasm-bindgen's nodejs output is CommonJS; the package is "type": "module".
 printf '{ "type": "commonjs" }\n' > "$out/node/package.json"
 printf '{ "type": "commonjs" }\n' > "$out/runtime/node/package.json"
-{ cat js/core.js; printf '\nexport { makeApi };\n'; } > "$out/core.mjs"
-{ printf "'use strict';\n"; cat js/core.js; printf '\nmodule.exports = { makeApi };\n'; } > "$out/core.cjs"
+# core.mjs is js/core.js; core.cjs is derived from it for node.cjs (Node 20
+# before 20.19 cannot require() an ES module): each `export function NAME`
+# becomes `function NAME`, plus `module.exports = { NAME, ... };`, and both
+# forms must export the same names.
+# Anything else only a module may hold (import or export statements,
+# import.meta) is refused; import() works in both.
+cp js/core.js "$out/core.mjs"
+node - js/core.js "$out/core.cjs" <<'JS'
+const fs = require('fs');
+const [src, dst] = process.argv.slice(2);
+const s = fs.readFileSync(src, 'utf8');
+const code = s.split('\n').filter((l) => !/^\s*(\/\/|\*|\/\*)/.test(l)).join('\n');
+const exp = [...s.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]);
+const other = code.split('\n').filter((l) => /import\.meta/.test(l) || (/^\s*(import|export)\b/.test(l) && !/^export function \w+\(/.test(l)));
+if (exp.length === 0 || other.length) throw new Error(`${src}: expected only \`export function NAME(\` lines as module syntax; found ${JSON.stringify(other)}`);
+fs.writeFileSync(dst, "'use strict';\n" + s.replace(/^export function (\w+)\(/gm, 'function $1(') + `\nmodule.exports = { ${exp.join(', ')} };\n`);
+JS
+node --input-type=module -e 'import { createRequire } from "node:module";
+  const [mjs, cjs] = process.argv.slice(1);
+  const a = Object.keys(await import(mjs)).sort(), b = Object.keys(createRequire(import.meta.url)(cjs)).sort();
+  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`core.mjs exports ${a}, core.cjs ${b}`);' "$ROOT/$out/core.mjs" "$ROOT/$out/core.cjs"
 cp js/web.js js/node.mjs js/node.cjs js/bundler.js "$out/"
 # The runtime entries: the same files, one folder down (core.* is shared).
 for f in web.js node.mjs node.cjs; do
   sed "s#'./core.mjs'#'../core.mjs'#; s#'./core.cjs'#'../core.cjs'#" "js/$f" > "$out/runtime/$f"
 done
-cp js/transformers.js js/transformers.d.ts js/webgpu.d.ts js/mask.wgsl js/index.d.ts js/runtime.d.ts "$out/"
+cp js/transformers.js js/transformers.d.ts js/webgpu.d.ts js/mask.wgsl js/index.d.ts js/runtime.d.ts js/mask-bits.js "$out/"
+rm -rf "$out/transformers"
+mkdir -p "$out/transformers"
+cp js/transformers/*.js "$out/transformers/"
 # grammask/webgpu: js/mask.wgsl inlined as MASK_WGSL (the .wgsl ships too).
 node -e 'const fs=require("fs");const [src,wgsl,dst]=process.argv.slice(1);
   const s=fs.readFileSync(src,"utf8"),k="/*@MASK_WGSL@*/ \x27\x27";
   if(!s.includes(k))throw new Error("MASK_WGSL placeholder missing in "+src);
   fs.writeFileSync(dst,s.replace(k,JSON.stringify(fs.readFileSync(wgsl,"utf8"))));' js/webgpu.js js/mask.wgsl "$out/webgpu.js"
+# package.json: js/package.json as it is (exports map, files whitelist), its
+# version checked against Cargo.toml's. Only when wasm-bindgen emitted
+# different .wasm files per target (see share_wasm) are those added to files.
 node - "$out" "$VERSION" <<'JS'
 const fs = require('fs');
 const [out, version] = process.argv.slice(2);
-const ts = './index.d.ts', rts = './runtime.d.ts';
-const pkg = {
-  name: 'grammask', version,
-  description: 'Exact grammar-constrained decoding for LLMs in WebAssembly: JSON Schema, regex and Lark grammars compiled per request for any Hugging Face tokenizer; a transformers.js structured-output processor',
-  license: 'MIT OR Apache-2.0',
-  type: 'module',
-  main: './node.cjs',
-  module: './bundler.js',
-  types: ts,
-  exports: {
-    '.': { types: ts, node: { import: './node.mjs', require: './node.cjs' }, browser: './bundler.js', default: './bundler.js' },
-    './web': { types: ts, default: './web.js' },
-    './bundler': { types: ts, default: './bundler.js' },
-    './node': { types: ts, import: './node.mjs', require: './node.cjs' },
-    './web/grammask_bg.wasm': './web/grammask_bg.wasm',
-    './runtime': { types: rts, node: { import: './runtime/node.mjs', require: './runtime/node.cjs' }, default: './runtime/web.js' },
-    './runtime/web': { types: rts, default: './runtime/web.js' },
-    './runtime/web/grammask_bg.wasm': './runtime/web/grammask_bg.wasm',
-    './transformers': { types: './transformers.d.ts', default: './transformers.js' },
-    './webgpu': { types: './webgpu.d.ts', default: './webgpu.js' },
-    './mask.wgsl': './mask.wgsl',
-    './package.json': './package.json',
-  },
-  files: [
-    'index.d.ts', 'runtime.d.ts', 'core.mjs', 'core.cjs', 'web.js', 'node.mjs', 'node.cjs', 'bundler.js',
-    'web/grammask.js', 'web/grammask_bg.wasm',
-    'node/grammask.js', 'node/package.json',
-    'bundler/grammask.js', 'bundler/grammask_bg.js',
-    'runtime/web.js', 'runtime/node.mjs', 'runtime/node.cjs',
-    'runtime/web/grammask.js', 'runtime/web/grammask_bg.wasm',
-    'runtime/node/grammask.js', 'runtime/node/package.json',
-    // Only when wasm-bindgen emitted different files per target (see share_wasm):
-    ...['node', 'bundler', 'runtime/node'].map((d) => `${d}/grammask_bg.wasm`).filter((f) => fs.existsSync(`${out}/${f}`)),
-    'transformers.js', 'transformers.d.ts', 'webgpu.js', 'webgpu.d.ts', 'mask.wgsl',
-  ],
-  sideEffects: ['./bundler.js', './bundler/grammask.js'],
-  engines: { node: '>=20' },
-  keywords: ['llm', 'grammar', 'constrained-decoding', 'structured-output', 'json-schema', 'wasm', 'lark', 'transformers.js'],
-};
+const pkg = JSON.parse(fs.readFileSync('js/package.json', 'utf8'));
+if (pkg.version !== version) throw new Error(`js/package.json has version ${pkg.version}, Cargo.toml ${version}: make them equal`);
+const extra = ['node', 'bundler', 'runtime/node'].map((d) => `${d}/grammask_bg.wasm`).filter((f) => fs.existsSync(`${out}/${f}`));
+if (extra.length) pkg.files.splice(pkg.files.indexOf('runtime/node/package.json') + 1, 0, ...extra);
+const missing = pkg.files.filter((f) => !fs.existsSync(`${out}/${f}`));
+if (missing.length) throw new Error(`js/package.json lists files that ${out}/ lacks: ${missing.join(', ')}`);
 fs.writeFileSync(`${out}/package.json`, JSON.stringify(pkg, null, 2) + '\n');
 fs.writeFileSync(`${out}/README.md`, '# grammask\n\n' + pkg.description + '.\n\nSee the grammask README and docs/js-api.md.\n');
 JS

@@ -5,9 +5,11 @@
 # and onnxruntime-web's wasm. Idempotent and quick (copies only).
 #   www/dist/           index.html, app.js, worker.js (the engine, a module Web Worker),
 #                       vendor/ (transformers.js, onnxruntime-web wasm),
-#                       grammask/ (the web build + grammask/transformers, importing ./web.js),
+#                       grammask/ (the web build + grammask/transformers, importing ./web.js,
+#                       and mask-bits.js),
 #                       grammars/*.lark, blobs/*.gmask + blobs.json (prebuilt stores)
 #   www/worker/vendor/  grammask web build (with the compiler: POST /mask compiles schemas)
+#                       and its mask-bits.js
 #                       + store.gmask (WORKER_BLOB, default out/json-llama3.gmask)
 # Blobs: out/<grammar>-<tokenizer>.gmask for json and python × llama3, and ×
 # smollm2-135m-instruct when that model was built (compiled by run.sh / the
@@ -42,11 +44,15 @@ cp www/src/index.html www/src/app.js www/src/worker.js "$D/"
 cp "$TF" "$D/vendor/transformers.js"
 cp "$ORT/ort-wasm-simd-threaded.asyncify.mjs" "$ORT/ort-wasm-simd-threaded.asyncify.wasm" "$D/vendor/"
 mkdir -p "$D/grammask/web"
-cp pkg/web.js pkg/core.mjs pkg/webgpu.js "$D/grammask/"
+cp pkg/web.js pkg/core.mjs pkg/webgpu.js pkg/transformers.js pkg/mask-bits.js "$D/grammask/"
 cp pkg/web/grammask.js pkg/web/grammask_bg.wasm "$D/grammask/web/"
-# Module workers have no import maps: the adapter imports the web entry by path.
-sed "s#from 'grammask';#from './web.js';#" pkg/transformers.js > "$D/grammask/transformers.js"
-grep -q "from './web.js';" "$D/grammask/transformers.js" || { echo "cannot rewrite the import of grammask/transformers" >&2; exit 1; }
+mkdir -p "$D/grammask/transformers"
+cp pkg/transformers/*.js "$D/grammask/transformers/"
+# Module workers have no import maps: the adapter imports the web entry by
+# path (its one import of the package is transformers/grammask.js).
+sed "s#from 'grammask';#from '../web.js';#" pkg/transformers/grammask.js > "$D/grammask/transformers/grammask.js"
+grep -q "from '../web.js';" "$D/grammask/transformers/grammask.js" || { echo "cannot rewrite the import of grammask/transformers" >&2; exit 1; }
+! grep -l "from 'grammask'" "$D"/grammask/*.js "$D"/grammask/transformers/*.js || { echo "another import of 'grammask' in the adapter" >&2; exit 1; }
 cp grammars/json.lark grammars/python.lark "$D/grammars/"
 # Prebuilt blobs, indexed by tokenizer fingerprint (the page compiles in the
 # browser when none matches the chosen model's tokenizer).
@@ -78,7 +84,7 @@ JS
 W=www/worker/vendor
 rm -rf "$W"
 mkdir -p "$W/grammask/web"
-cp pkg/web.js pkg/core.mjs "$W/grammask/"
+cp pkg/web.js pkg/core.mjs pkg/mask-bits.js "$W/grammask/"
 cp pkg/web/grammask.js pkg/web/grammask_bg.wasm "$W/grammask/web/"
 cp "${WORKER_BLOB:-out/json-llama3.gmask}" "$W/store.gmask"
 say "www/dist/ ($(du -sh "$D" | cut -f1)) and www/worker/vendor/ ready"

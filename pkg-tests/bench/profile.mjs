@@ -15,6 +15,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { makeApi } from '../../js/core.js';
 
 const args = process.argv.slice(2);
 let runs = 3, rawPath = null, only = null;
@@ -31,8 +32,6 @@ for (let i = 0; i < args.length; i++) {
 }
 if (!rawPath || !cases.length) throw new Error('--raw PATH/grammask.js and --case LABEL:STORE:IDS_DIR needed');
 const raw = createRequire(import.meta.url)(rawPath);
-const core = readFileSync(new URL('../../js/core.js', import.meta.url), 'utf8');
-const { makeApi } = new Function(`${core}\nreturn { makeApi };`)();
 const api = makeApi(raw, () => true);
 
 const now = () => process.hrtime.bigint();

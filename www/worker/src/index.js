@@ -26,6 +26,7 @@
 // allowed iff text + its bytes is a prefix of the language), so this is exact
 // for any tokenization of the same text.
 import { initSync, MaskStore, Matcher, compile } from '../vendor/grammask/web.js';
+import { countAllowed } from '../vendor/grammask/mask-bits.js';
 import wasmModule from '../vendor/grammask/web/grammask_bg.wasm';
 import blob from '../vendor/store.gmask';
 
@@ -60,12 +61,6 @@ function base64(words) {
   let s = '';
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
   return btoa(s);
-}
-
-function popcount(words) {
-  let c = 0;
-  for (let x of words) { x -= (x >>> 1) & 0x55555555; x = (x & 0x33333333) + ((x >>> 2) & 0x33333333); c += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24; }
-  return c;
 }
 
 /** JSON with object keys sorted: equal schemas hash equally whatever their key order. */
@@ -145,7 +140,7 @@ async function handle(request) {
       const at = commitAll(m, ids);
       if (at >= 0) return bad(`token ${ids[at]} at index ${at} is not allowed`, 422, { errorAt: at, store: id });
       const mask = m.computeMask();
-      return json({ store: id, cached, compileMs, mask: base64(mask), maskWords: mask.length, allowed: popcount(mask),
+      return json({ store: id, cached, compileMs, mask: base64(mask), maskWords: mask.length, allowed: countAllowed(mask),
         forced: Array.from(m.forcedTokens(16)), accepting: m.isAccepting(), stopped: m.isStopped() });
     }
     let ids;

@@ -1,0 +1,327 @@
+// GrammarLogitsProcessor: the engine of grammask/transformers (semantics in
+// ../transformers.js): per row of a batch, commit the new tokens, then mask
+// the logits.
+import { Matcher as DefaultMatcher } from './grammask.js';
+import { clearBit, fillAll, isSet, setBit } from '../mask-bits.js';
+import { applyMask, topRefused } from './logits.js';
+import { NO_SKIP, PHASE_AFTER, PHASE_FREE, PHASE_INSIDE, PHASE_NAMES, kmpStep, probe } from './trigger.js';
+import { checkStoreOnce, tokenData, vocabFor } from './caches.js';
+
+function idOf(x) {
+  const n = typeof x === 'bigint' ? Number(x) : x;
+  if (!Number.isInteger(n) || n < 0) throw new TypeError(`grammask: bad token id in input_ids: ${String(x)}`);
+  return n;
+}
+
+function eosIdsOf(x, what) {
+  if (x === undefined || x === null) return [];
+  const a = typeof x === 'number' || typeof x === 'bigint' ? [x] : Array.from(x);
+  return a.map((v) => {
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (!Number.isInteger(n) || n < 0) throw new TypeError(`grammask: ${what} must hold token ids, got ${String(v)}`);
+    return n;
+  });
+}
+
+/** Extra EOS ids from the options: eosTokenIds, generationConfig.eos_token_id, model.generation_config.eos_token_id. */
+function extraEos(options) {
+  const out = eosIdsOf(options.eosTokenIds, 'eosTokenIds');
+  let gc = options.generationConfig;
+  if (typeof gc === 'string') gc = JSON.parse(gc);
+  if (gc) out.push(...eosIdsOf(gc.eos_token_id, 'generationConfig.eos_token_id'));
+  const mgc = options.model?.generation_config;
+  if (mgc) out.push(...eosIdsOf(mgc.eos_token_id, 'model.generation_config.eos_token_id'));
+  return out;
+}
+
+/**
+ * A transformers.js logits processor constraining every row of a batch to
+ * the language of `store`. Callable (transformers.js calls processors as
+ * functions), so it works without importing transformers.js itself.
+ */
+export class GrammarLogitsProcessor {
+  /**
+   * @param store a MaskStore
+   * @param options see transformers.d.ts (GrammarLogitsProcessorOptions)
+   */
+  constructor(store, options = {}) {
+    const closure = function (inputIds, logits) { return closure._call(inputIds, logits); };
+    Object.setPrototypeOf(closure, new.target.prototype);
+    if (store == null || typeof store.eosTokenIds === 'undefined' || typeof store.vocab !== 'function') {
+      throw new TypeError('grammask: GrammarLogitsProcessor expects a MaskStore');
+    }
+    const o = options ?? {};
+    const known = ['eosTokenIds', 'generationConfig', 'model', 'maxRollback', 'onStep', 'Matcher', 'tokenizer', 'trigger', 'closing',
+      'triggerRequired', 'maxFreeTokens', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK'];
+    for (const k of Object.keys(o)) if (!known.includes(k)) throw new TypeError(`grammask: unknown option ${k} (known: ${known.join(', ')})`);
+    const {
+      maxRollback, onStep, Matcher = DefaultMatcher, tokenizer, trigger, closing, triggerRequired = true,
+      maxFreeTokens = Infinity, stopWhenComplete = true, maxTrailingWhitespace = 4, maxLogitsPadding = 1024, refusedTopK = 0,
+    } = o;
+    if (onStep !== undefined && typeof onStep !== 'function') throw new TypeError('grammask: onStep must be a function');
+    for (const [k, v] of [['trigger', trigger], ['closing', closing]]) {
+      if (v !== undefined && (typeof v !== 'string' || v.length === 0)) throw new TypeError(`grammask: ${k} must be a non-empty string`);
+    }
+    for (const [k, v] of [['maxFreeTokens', maxFreeTokens], ['maxTrailingWhitespace', maxTrailingWhitespace], ['maxLogitsPadding', maxLogitsPadding], ['refusedTopK', refusedTopK]]) {
+      if (typeof v !== 'number' || !(v >= 0)) throw new TypeError(`grammask: ${k} must be a number >= 0`);
+    }
+    if (typeof stopWhenComplete !== 'boolean' || typeof triggerRequired !== 'boolean') throw new TypeError('grammask: stopWhenComplete and triggerRequired must be booleans');
+    // The tokenizer, when given, must be the one the store was built for.
+    if (tokenizer !== undefined) checkStoreOnce(vocabFor(tokenizer), store);
+    closure.store = store;
+    closure.data = tokenData(store);
+    const chat = trigger !== undefined || closing !== undefined;
+    closure.options = {
+      // Probing a closing or a trigger's rest rolls back up to a token's length in bytes.
+      maxRollback: maxRollback ?? (chat ? 256 : 8), onStep, Matcher, trigger, closing, triggerRequired, maxFreeTokens,
+      stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK,
+    };
+    closure.storeEos = Array.from(store.eosTokenIds);
+    closure.eos = new Set([...closure.storeEos, ...extraEos(o)]);
+    closure.rows = null;
+    closure.step = 0;
+    return closure;
+  }
+
+  /** Forget all rows (the next call starts a new generation). Frees the matchers. */
+  reset() {
+    if (this.rows) for (const r of this.rows) r.matcher.free();
+    this.rows = null;
+    this.step = 0;
+  }
+
+  /** Free the matchers (the processor can still be used: it starts afresh). */
+  free() { this.reset(); }
+
+  /** The row matchers of the current generation (read-only use: isAccepting...). */
+  get matchers() { return this.rows ? this.rows.map((r) => r.matcher) : []; }
+
+  /** Per row: 'free' (before the trigger), 'constrained' or 'after' (past the closing). */
+  get phases() { return this.rows ? this.rows.map((r) => PHASE_NAMES[r.phase]) : []; }
+
+  // Does `input_ids` extend what the previous call saw (same batch, each row
+  // longer by at least one token and ending where it ended before)?
+  _isContinuation(inputIds) {
+    if (!this.rows || this.rows.length !== inputIds.length) return false;
+    for (let i = 0; i < inputIds.length; i++) {
+      const r = this.rows[i], ids = inputIds[i];
+      if (ids.length <= r.seen || (r.seen > 0 && idOf(ids[r.seen - 1]) !== r.last)) return false;
+    }
+    return true;
+  }
+
+  _newRow(ids, width) {
+    const { Matcher, maxRollback, trigger } = this.options;
+    const maskWidth = Math.max(width, this.store.vocabSize);
+    const matcher = new Matcher(this.store, { maxRollback, maskWidth });
+    return {
+      matcher, seen: ids.length, last: ids.length ? idOf(ids[ids.length - 1]) : -1, mask: new Uint32Array(matcher.maskWords),
+      stopped: false, phase: trigger === undefined ? PHASE_INSIDE : PHASE_FREE, kmp: 0, free: 0,
+      alive: true, // the constrained text so far is a valid prefix (false: only the closing can go on)
+      close: [], // closing lengths matched at the end of the text (after a complete output)
+      wsRun: 0,
+    };
+  }
+
+  _call(inputIds, logits) {
+    const dims = logits.dims;
+    if (!Array.isArray(inputIds) || !dims || dims.length !== 2 || dims[0] !== inputIds.length) {
+      throw new TypeError('grammask: the processor expects (input_ids: bigint[][], logits: Tensor [batch, vocab])');
+    }
+    const width = dims[1];
+    const V = this.store.vocabSize, pad = this.options.maxLogitsPadding;
+    if (width < V || width > V + pad) {
+      throw new Error(`grammask: the model's logits are ${width} wide but the store's vocabulary has ${V} tokens`
+        + (width < V ? '' : ` (more than maxLogitsPadding = ${pad} ids of padding)`)
+        + ': the store was built for another tokenizer than this model\'s');
+    }
+    if (!this._isContinuation(inputIds)) {
+      this.reset();
+      this.rows = inputIds.map((ids) => this._newRow(ids, width));
+    } else {
+      this.step++;
+    }
+    const data = logits.data;
+    const { onStep, refusedTopK } = this.options;
+    for (let i = 0; i < this.rows.length; i++) {
+      const r = this.rows[i], ids = inputIds[i];
+      const c0 = performance.now();
+      let token;
+      for (let k = r.seen; k < ids.length; k++) {
+        token = idOf(ids[k]);
+        this._commit(r, token, i, k - r.seen);
+      }
+      r.seen = ids.length;
+      r.last = ids.length ? idOf(ids[ids.length - 1]) : -1;
+      const rowLogits = data.subarray(i * width, (i + 1) * width);
+      const t0 = performance.now();
+      const probes = this._mask(r, width);
+      const t1 = performance.now();
+      const refused = refusedTopK > 0 ? topRefused(rowLogits, r.mask, refusedTopK) : undefined;
+      const t2 = performance.now();
+      const allowed = applyMask(rowLogits, r.mask);
+      const t3 = performance.now();
+      if (allowed === 0) {
+        throw new Error(`grammask: no token is allowed for row ${i} (the model's logits are ${width} wide, `
+          + `the store's vocabulary ${V}); was the store compiled for this model's tokenizer?`);
+      }
+      if (onStep) {
+        onStep({
+          step: this.step, row: i, allowed, maskMs: (t1 - t0) + (t3 - t2), commitMs: t0 - c0, forced: allowed === 1, token,
+          phase: PHASE_NAMES[r.phase], probes, refused,
+        });
+      }
+    }
+    return logits;
+  }
+
+  // ---- commits ----
+
+  _refuse(row, token, k, why, cause) {
+    const err = new Error(`grammask: row ${row}: token ${token} (new token #${k} of this step) is not allowed by the grammar${why ? ` (${why})` : ''}; `
+      + 'the logits were masked, so a processor or sampler running after the grammask processor changed the choice '
+      + `(or the store was compiled for another tokenizer)${cause ? `: ${cause.message}` : ''}`);
+    if (cause) err.cause = cause;
+    throw err;
+  }
+
+  _commit(r, token, row, k) {
+    if (r.stopped) {
+      if (this.eos.has(token)) return; // a finished row keeps emitting EOS
+      throw new Error(`grammask: row ${row} produced token ${token} after its end of sequence; `
+        + 'a processor or sampler after the grammask processor changed the choice');
+    }
+    if (this.eos.has(token)) {
+      if (r.phase === PHASE_INSIDE) {
+        if (this.options.closing !== undefined) this._refuse(row, token, k, 'EOS before the closing string');
+        const commitId = this.storeEos.includes(token) ? token : this.storeEos[0];
+        try { r.matcher.commitToken(commitId); } catch (e) { this._refuse(row, token, k, '', e); }
+      } else if (r.phase === PHASE_FREE && this.options.triggerRequired) {
+        this._refuse(row, token, k, 'EOS before the trigger string');
+      }
+      r.stopped = true;
+      return;
+    }
+    if (r.phase === PHASE_AFTER) return;
+    if (r.phase === PHASE_FREE) {
+      r.free++;
+      const t = this.data.trigger(this.options.trigger);
+      const b = this.data.token(token);
+      for (let i = 0; i < b.length; i++) {
+        r.kmp = kmpStep(t.p, t.f, r.kmp, b[i]);
+        if (r.kmp === t.p.length) {
+          r.phase = PHASE_INSIDE;
+          this._feedBytes(r, b.subarray(i + 1), token, row, k);
+          return;
+        }
+      }
+      return;
+    }
+    // Inside. Without a closing (or when the token cannot start or continue
+    // one), the whole token is committed at once.
+    const closing = this.options.closing;
+    const b = this.data.token(token);
+    if (closing === undefined || (r.close.length === 0 && !b.includes(this.data.closing(closing).p[0]))) {
+      if (!r.alive) this._refuse(row, token, k, 'the output is complete: only the closing string may follow');
+      const ws = isSet(this.data.whitespace, token);
+      const wasAccepting = this.options.stopWhenComplete && r.matcher.isAccepting();
+      try { r.matcher.commitToken(token); } catch (e) { this._refuse(row, token, k, '', e); }
+      r.wsRun = ws && wasAccepting ? r.wsRun + 1 : 0;
+      return;
+    }
+    this._feedBytes(r, b, token, row, k);
+  }
+
+  /** Feed bytes to the constrained part (and the closing, when there is one). */
+  _feedBytes(r, bytes, token, row, k) {
+    const closing = this.options.closing;
+    const c = closing === undefined ? null : this.data.closing(closing);
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i];
+      if (c) {
+        const next = [];
+        for (const j of r.close) if (c.p[j] === b) next.push(j + 1);
+        if (r.alive && c.p[0] === b && r.matcher.isAccepting()) next.push(1);
+        if (next.includes(c.p.length)) { // closed: the rest of the token is free text
+          r.phase = PHASE_AFTER;
+          r.close = [];
+          return;
+        }
+        r.close = [...new Set(next)];
+      }
+      if (r.alive) {
+        const t = this.data.byteTokens[b];
+        if (t >= 0 && r.matcher.isAllowed(t)) r.matcher.commitToken(t);
+        else r.alive = false;
+      }
+      if (!r.alive && r.close.length === 0) {
+        this._refuse(row, token, k, t2s(bytes.subarray(i, i + 1)) + (this.data.byteTokens[b] < 0 ? ': no single-byte token for it' : ''));
+      }
+    }
+  }
+
+  // ---- masks ----
+
+  /** Fill r.mask; returns the number of probe calls (chat-shaped rules), for onStep. */
+  _mask(r, width) {
+    const mask = r.mask, V = this.data.n;
+    const eosBits = () => { for (const e of this.eos) if (e < width) setBit(mask, e); };
+    if (r.stopped) { mask.fill(0); eosBits(); return 0; }
+    if (r.phase === PHASE_AFTER) { fillAll(mask, V); eosBits(); return 0; }
+    if (r.phase === PHASE_FREE) return this._maskFree(r, eosBits);
+    const { closing, stopWhenComplete, maxTrailingWhitespace } = this.options;
+    let probes = 0;
+    if (r.alive) r.matcher.fillMask(mask);
+    else mask.fill(0);
+    const storeEosOn = r.alive && this.storeEos.length > 0 && isSet(mask, this.storeEos[0]);
+    if (closing === undefined) {
+      if (storeEosOn) {
+        // Complete: EOS only once nothing but whitespace could follow, or after a run of whitespace.
+        let onlyWs = stopWhenComplete;
+        if (onlyWs) {
+          for (const e of this.storeEos) clearBit(mask, e);
+          const ws = this.data.whitespace;
+          for (let w = 0; w < ws.length; w++) if (mask[w] & ~ws[w]) { onlyWs = false; break; }
+          for (let w = ws.length; w < mask.length && onlyWs; w++) if (mask[w]) onlyWs = false;
+        }
+        if (onlyWs || (stopWhenComplete && r.wsRun >= maxTrailingWhitespace)) mask.fill(0);
+        eosBits();
+      }
+      return 0;
+    }
+    // With a closing: no EOS inside; tokens that end the output and start (or
+    // are) the closing; tokens that continue a closing in progress.
+    for (const e of this.storeEos) clearBit(mask, e);
+    const c = this.data.closing(closing);
+    if (r.alive) {
+      // Tokens the grammar allows already need no check.
+      const skip = mask.slice();
+      probes = probe(r.matcher, this.data, `closing:${closing}`, c.split, skip, (id) => setBit(mask, id));
+    }
+    for (const j of r.close) for (const id of this.data.continuations(closing, j)) setBit(mask, id);
+    return probes;
+  }
+
+  _maskFree(r, eosBits) {
+    const mask = r.mask, V = this.data.n;
+    const { trigger, triggerRequired, maxFreeTokens } = this.options;
+    const t = this.data.trigger(trigger);
+    const comp = this.data.triggerCompletions(t, r.kmp);
+    if (r.free >= maxFreeTokens) {
+      // Out of free tokens: only tokens that continue the trigger.
+      mask.fill(0);
+      for (const id of comp.exact) setBit(mask, id);
+      for (const e of comp.rest) setBit(mask, e.id);
+      for (const id of this.data.continuations(trigger, r.kmp)) setBit(mask, id);
+    } else {
+      fillAll(mask, V);
+      if (triggerRequired) for (const e of this.eos) clearBit(mask, e);
+      else eosBits();
+    }
+    // A token that completes the trigger must begin a valid output.
+    for (const e of comp.rest) clearBit(mask, e.id);
+    return probe(r.matcher, this.data, `trigger:${trigger}:${r.kmp}`, comp.rest, NO_SKIP, (id) => setBit(mask, id));
+  }
+}
+
+function t2s(b) { return JSON.stringify(new TextDecoder().decode(b)); }

@@ -1,0 +1,124 @@
+// Per-vocabulary token data (shared by rows and processors): the token table
+// and the tables the chat-shaped and completion rules derive from it.
+import { isSet } from '../mask-bits.js';
+import { cmpBytes, kmpStep, kmpTable } from './trigger.js';
+
+const enc = new TextEncoder();
+
+/**
+ * The token table of a vocabulary, and what the chat-shaped and completion
+ * rules derive from it (lazily, cached per trigger / closing string).
+ */
+export class TokenData {
+  constructor(table) {
+    this.bytes = table.bytes;
+    this.offsets = table.offsets;
+    this.special = table.special;
+    this.whitespace = table.whitespace;
+    this.byteTokens = table.byteTokens;
+    this.n = table.offsets.length - 1;
+    this.triggers = new Map(); // trigger string -> { p, f, perState: Map }
+    this.closings = new Map(); // closing string -> { p, split: entries }
+    this.conts = new Map(); // string -> Map(j -> ids continuing it from byte j)
+    this.sets = new Map(); // Matcher class -> Map(key -> PrefixSet of that module instance)
+  }
+
+  token(id) { return this.bytes.subarray(this.offsets[id], this.offsets[id + 1]); }
+
+  /** The entries as a PrefixSet of the module instance of `Matcher` (cached by key). */
+  prefixSet(Matcher, key, entries) {
+    let m = this.sets.get(Matcher);
+    if (!m) this.sets.set(Matcher, (m = new Map()));
+    let set = m.get(key);
+    if (!set) {
+      set = new Matcher.PrefixSet(entries.map((e) => ({ bytes: e.prefix, id: e.id, accepting: e.accepting })));
+      m.set(key, set);
+    }
+    return set;
+  }
+
+  trigger(s) {
+    let t = this.triggers.get(s);
+    if (!t) {
+      const p = enc.encode(s);
+      t = { p, f: kmpTable(p), perState: new Map() };
+      this.triggers.set(s, t);
+    }
+    return t;
+  }
+
+  /**
+   * Tokens that complete the trigger from KMP state `j`: { exact: ids whose
+   * last byte completes it, rest: [{ id, prefix: the bytes after it }] sorted }.
+   */
+  triggerCompletions(t, j) {
+    let c = t.perState.get(j);
+    if (c) return c;
+    const exact = [], rest = [];
+    for (let id = 0; id < this.n; id++) {
+      if (isSet(this.special, id)) continue;
+      const b = this.token(id);
+      let k = j;
+      for (let i = 0; i < b.length; i++) {
+        k = kmpStep(t.p, t.f, k, b[i]);
+        if (k === t.p.length) {
+          if (i + 1 === b.length) exact.push(id);
+          else rest.push({ id, prefix: b.subarray(i + 1), accepting: false });
+          break;
+        }
+      }
+    }
+    rest.sort((x, y) => cmpBytes(x.prefix, y.prefix));
+    c = { exact, rest };
+    t.perState.set(j, c);
+    return c;
+  }
+
+  closing(s) {
+    let c = this.closings.get(s);
+    if (c) return c;
+    const p = enc.encode(s);
+    // Tokens u + c where c is a non-empty prefix of the closing or starts with
+    // the whole closing (its rest is free text): allowed when the output
+    // accepts u and is complete after it. The smallest split per token that
+    // matches is not enough (another split may be the valid one): all splits.
+    const split = [];
+    for (let id = 0; id < this.n; id++) {
+      if (isSet(this.special, id)) continue;
+      const b = this.token(id);
+      for (let k = 0; k < b.length; k++) {
+        if (b[k] !== p[0]) continue;
+        let ok = true;
+        for (let i = k; i < b.length && i - k < p.length; i++) if (b[i] !== p[i - k]) { ok = false; break; }
+        if (ok) split.push({ id, prefix: b.subarray(0, k), accepting: true, closes: b.length - k >= p.length });
+      }
+    }
+    split.sort((x, y) => cmpBytes(x.prefix, y.prefix));
+    c = { s, p, split };
+    this.closings.set(s, c);
+    return c;
+  }
+
+  /**
+   * Tokens continuing string `s` matched up to byte `j`: a prefix of its rest,
+   * or the whole rest followed by anything.
+   */
+  continuations(s, j) {
+    let m = this.conts.get(s);
+    if (!m) this.conts.set(s, (m = new Map()));
+    let ids = m.get(j);
+    if (ids) return ids;
+    ids = [];
+    const rest = enc.encode(s).subarray(j);
+    for (let id = 0; id < this.n; id++) {
+      if (isSet(this.special, id)) continue;
+      const b = this.token(id);
+      const m = Math.min(b.length, rest.length);
+      let ok = m > 0;
+      for (let i = 0; i < m && ok; i++) ok = b[i] === rest[i];
+      if (ok) ids.push(id);
+    }
+    m.set(j, ids);
+    return ids;
+  }
+}
