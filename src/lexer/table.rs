@@ -633,3 +633,27 @@ fn encode_lookaheads(regex: &str, lookaheads: &[Lookahead]) -> String {
     out.push_str(&regex[pos..]);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The encoding is the one the Lark front end wrote into regex text
+    /// before lookaheads were typed (tests/lexer.proptest-regressions keeps
+    /// such patterns): the blobs' grammar fingerprints hash this text.
+    #[test]
+    fn lookahead_encoding_is_unchanged() {
+        let la = |at: usize, not: &str| Lookahead { at, not: not.into() };
+        let p = TerminalPattern::Regex { regex: r"\.\.?(?:)".into(), lookaheads: vec![la(5, r"\.")] };
+        assert_eq!(encoded_regex(&p).unwrap(), r"\.\.?(?:(?-u:\xF9)(?:\.)(?-u:\xF8)|(?-u:\xFA))");
+        let p = TerminalPattern::Regex { regex: r#""(?:)[^"]*"?"#.into(), lookaheads: vec![la(1, "\"")] };
+        assert_eq!(encoded_regex(&p).unwrap(), r#""(?:(?-u:\xF9)(?:")(?-u:\xF8)|(?-u:\xFA))[^"]*"?"#);
+        let p = TerminalPattern::Regex { regex: "a(?:)b(?:)".into(), lookaheads: vec![la(1, "x"), la(6, "y")] };
+        assert_eq!(
+            encoded_regex(&p).unwrap(),
+            r"a(?:(?-u:\xF9)(?:x)(?-u:\xF8)|(?-u:\xFA))b(?:(?-u:\xFB)(?:y)(?-u:\xF8)|(?-u:\xFC))"
+        );
+        let bad = TerminalPattern::Regex { regex: "ab".into(), lookaheads: vec![la(1, "x")] };
+        assert_eq!(encoded_regex(&bad).unwrap(), "ab");
+    }
+}

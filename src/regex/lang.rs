@@ -8,7 +8,7 @@
 //! - [`Dfa`], [`matches_empty`] and [`set_nonempty`]: full-match tests and
 //!   emptiness of intersections/differences (the `Set` terminals), used to
 //!   prune;
-//! - [`escape`] / [`push_literal`]: a literal as regex-syntax text.
+//! - [`escape`] / `push_literal`: a literal as regex-syntax text.
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
