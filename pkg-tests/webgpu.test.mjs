@@ -8,7 +8,7 @@
 //     creation, and from a Uint32Array) on a 2-row batch of 128,326 logits,
 //     and the read-back logits must equal the reference. Skipped, with the
 //     reason, when no adapter can be had. SwiftShader has no "shader-f16",
-//     so the f16 variant is validated by naga only (tests/wgsl.rs) plus the
+//     so the f16 variant is validated by naga only (tests/suite/wgsl.rs) plus the
 //     CPU reference here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -32,7 +32,7 @@ bash scripts/setup.sh >/dev/null
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 # Built as `cargo test` builds it (dev-dependency feature unification gives the
 # test build its own binary; this keeps one binary, so out/'s stores stay fresh).
-cargo test --quiet --profile ci --test experiments --no-run
+cargo test --quiet --profile ci --test suite --no-run
 mkdir -p out
 exec python3 - "$CARGO_TARGET_DIR/ci/grammask" "$FULL" <<'PY'
 import ast, json, os, shutil, subprocess, sys, time, warnings

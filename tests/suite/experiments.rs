@@ -20,9 +20,9 @@
 //! Tiers: by default a few files, 20 samples, and Python stores for Llama-3 only
 //! (a Python store takes about a minute to compile); `GRAMMASK_FULL=1` adds
 //! Qwen3 for Python, ≥ 300,000 stdlib tokens, ≥ 200 JSON files and 400 samples.
-//! Figures go to stderr: `cargo test --profile ci --test experiments -- --nocapture`.
+//! Figures go to stderr: `cargo test --profile ci --test suite experiments:: -- --nocapture`.
 
-mod common;
+use crate::common;
 use common::root;
 use serde_json::Value;
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! `jsonschema` with its format checker (scripts/validate_generations.py).
 //! 0 failures. GRAMMASK_FULL=1: more samples per schema.
 
-mod schema_common;
+use crate::schema_common;
 
 use grammask::ids::TokenId;
 use grammask::matcher::Matcher;

@@ -531,7 +531,7 @@ fn big_grammar_builds() {
     assert!(!p.accepts(&t, &terms(&cfg, "IF ID OP0 OP0")));
 }
 
-/// `cargo test --release --test lalr -- --ignored --nocapture bench`
+/// `cargo test --release --test suite -- --ignored --nocapture lalr::bench`
 #[test]
 #[ignore]
 fn bench_accepts() {

@@ -555,7 +555,7 @@ proptest! {
 }
 
 /// Figures for the Python-like set; run with
-/// `cargo test --release --test lexer -- --ignored --nocapture python_build_figures`.
+/// `cargo test --release --test suite -- --ignored --nocapture lexer::python_build_figures`.
 #[test]
 #[ignore]
 fn python_build_figures() {

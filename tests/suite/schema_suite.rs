@@ -14,12 +14,12 @@
 //!
 //! The table (per keyword file: groups compiled / failed, valid instances
 //! accepted / refused, invalid refused / accepted) is printed with
-//! `cargo test --profile ci --test schema_suite -- --nocapture`.
+//! `cargo test --profile ci --test suite schema_suite:: -- --nocapture`.
 //!
 //! `format.json` of the main directories is replaced by optional/format/
 //! (grammask enforces formats; the main files treat them as annotations).
 
-mod schema_common;
+use crate::schema_common;
 use schema_common as common;
 
 use grammask::schema::{key_rank, oracle::Oracle, serialize, to_cfg, SchemaOptions};
