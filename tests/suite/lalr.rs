@@ -533,7 +533,7 @@ fn big_grammar_builds() {
 
 /// `cargo test --release --test suite -- --ignored --nocapture lalr::bench`
 #[test]
-#[ignore]
+#[ignore = "a measurement (ns per call): --ignored --nocapture lalr::bench"]
 fn bench_accepts() {
     let cfg = bnf(EXPR);
     let t = build_tables(&cfg).unwrap();

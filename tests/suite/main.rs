@@ -23,3 +23,4 @@ mod schema_generate;
 mod schema_suite;
 mod vocab;
 mod wgsl;
+mod skips;
