@@ -39,10 +39,17 @@ async function waitUp(url, ms) {
 }
 
 // wrangler dev itself (not the Worker, whose answers are all JSON) sometimes
-// answers 503 "Your worker restarted mid-request" while it reloads right
-// after starting, on a loaded machine: such a request is sent again.
+// answers 503 "Your worker restarted mid-request", or closes the connection,
+// while it reloads right after starting, on a loaded machine: such a request
+// is sent again.
 const post = async (base, p, body, tries = 3) => {
-  const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  let r;
+  try {
+    r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  } catch (e) {
+    if (tries > 1 && e?.cause?.code === 'UND_ERR_SOCKET') { await new Promise((x) => setTimeout(x, 500)); return post(base, p, body, tries - 1); }
+    throw e;
+  }
   const text = await r.text();
   try { return { status: r.status, body: JSON.parse(text) }; } catch {
     if (r.status === 503 && tries > 1) { await new Promise((x) => setTimeout(x, 500)); return post(base, p, body, tries - 1); }
