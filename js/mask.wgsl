@@ -6,7 +6,7 @@
 // This is the f32 variant. The f16 variant (needs the device feature
 // "shader-f16") is derived from it: prepend `enable f16;` and replace each line
 // ending in an `f16:` comment by the text after that marker (js/webgpu.js
-// `maskShader('f16')` and tests/wgsl.rs do exactly this). -Infinity comes from
+// `maskShader('f16')` and tests/suite/wgsl.rs do exactly this). -Infinity comes from
 // `params.neg_inf`, the bits of an f32 -Infinity (0xff800000), since WGSL has
 // no infinity literal; the f16 variant converts it (IEEE: -inf stays -inf).
 // (A bitcast to vec2<f16> would be exact, but naga 27 mistypes it, and

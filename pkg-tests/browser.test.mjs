@@ -9,7 +9,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { blobPath, corpus, nativeMasks } from './helpers.mjs';
+import { blobPath, corpus, nativeMasks, fixture } from './helpers.mjs';
 
 const CHROMIUM = process.env.GRAMMASK_CHROMIUM || '/usr/bin/chromium';
 const require = createRequire(import.meta.url);
@@ -70,7 +70,8 @@ function serve(blob) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-test('headless Chromium: web entry, fromUrl with progress, masks equal native', { skip: !fs.existsSync(CHROMIUM) && `${CHROMIUM} not installed` }, async (t) => {
+test('headless Chromium: web entry, fromUrl with progress, masks equal native', async (t) => {
+  fixture(CHROMIUM, 'run scripts/setup.sh (chromium)');
   const { chromium } = await import('playwright-core');
   const blob = blobPath('json');
   const file = corpus('json').find((f) => { const s = fs.statSync(f).size; return s > 2000 && s < 8000; });

@@ -1,6 +1,6 @@
 // The compiler in wasm (package `grammask`, Node): vocabularies read from
 // tokenizer.json equal the native ones (pinned fingerprints, shared with
-// tests/vocab.rs), compileStore() gives the same blob as the native
+// tests/suite/vocab.rs), compileStore() gives the same blob as the native
 // `grammask compile` (JSON × Llama-3, timed), compile() takes response
 // formats, fingerprints detect a wrong tokenizer, and errors are clear JS
 // errors that name JS options.
@@ -22,7 +22,7 @@ const llama3 = tok('llama3');
 const jsonGrammar = fs.readFileSync(path.join(ROOT, 'grammars/json.lark'), 'utf8');
 const expectKind = (f, kind, re) => assert.throws(f, (e) => e instanceof Error && e.name === 'GrammaskError' && e.kind === kind && re.test(e.message), `${kind} ${re}`);
 
-// The fingerprints of tests/vocab.rs (PINNED), from the tokenizers-crate loader.
+// The fingerprints of tests/suite/vocab.rs (PINNED), from the tokenizers-crate loader.
 const PINNED = { llama3: 'f2da40cfde664f79', qwen3: 'eeba3565f061afda', llama2: '69505a6ca18b6e5f', gpt4o: 'b6e5bbb8781eb8f3' };
 
 test('PreparedVocab: the native fingerprints for every tokenizer, from text or object, in both builds', (t) => {
@@ -137,7 +137,7 @@ test('compile: response formats (lark, store) into stores whose masks equal the 
 });
 
 test('compile: the data-driven Lark cases (grammars/cases/frontend_*.json, Lark\'s verdicts) in wasm', () => {
-  // The Rust tests (tests/cases.rs) check the same files natively.
+  // The Rust tests (tests/suite/cases.rs) check the same files natively.
   const v = PreparedVocab.fromTokenizerJson(llama3.json, { tokenizerConfig: llama3.tokenizerConfig });
   const byteTokens = v.tokenTable().byteTokens;
   const dir = path.join(ROOT, 'grammars/cases');

@@ -20,15 +20,18 @@ import os from 'node:os';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { ROOT, FULL, cli } from './helpers.mjs';
+import { ROOT, FULL, cli, fixture } from './helpers.mjs';
 
 const CHROMIUM = process.env.GRAMMASK_CHROMIUM || '/usr/bin/chromium';
 const DIST = path.join(ROOT, 'www/dist/index.html');
 const TINY = path.join(ROOT, 'models/tiny-random-llama3/onnx/model.onnx');
 const SMOL = path.join(ROOT, 'models/smollm2-135m-instruct/onnx/model.onnx');
-const skip = !fs.existsSync(CHROMIUM) ? `${CHROMIUM} not installed`
-  : !fs.existsSync(DIST) ? 'www/dist missing: run scripts/build-www.sh'
-    : !fs.existsSync(TINY) ? 'run scripts/build-test-models.sh' : false;
+// Missing fixtures fail (scripts/setup.sh, build-www.sh, build-test-models.sh provide them).
+function fixtures(model) {
+  fixture(CHROMIUM, 'run scripts/setup.sh (chromium)');
+  fixture(DIST, 'run scripts/build-www.sh');
+  fixture(model, model === SMOL ? 'SMOLLM2=1 bash scripts/build-test-models.sh (full tier)' : 'run scripts/build-test-models.sh');
+}
 const OUT = path.join(ROOT, 'out');
 
 function validator(schema) {
@@ -93,7 +96,8 @@ async function runFinished(page, t, label, over, tries = 4) {
   return r;
 }
 
-test('demo page in headless Chromium: schema, Lark and fenced Python with the tiny model; errors; keyboard; responsiveness', { skip, timeout: 900_000 }, async (t) => {
+test('demo page in headless Chromium: schema, Lark and fenced Python with the tiny model; errors; keyboard; responsiveness', { timeout: 900_000 }, async (t) => {
+  fixtures(TINY);
   await withPage(t, async (page, origin) => {
     const t0 = Date.now();
     await open(page, `${origin}?model=local:tiny-random-llama3&dtype=fp32&n=100&sample=1&wrap=10&compare=1`);
@@ -175,7 +179,8 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
   });
 });
 
-test('demo page with the real SmolLM2-135M-Instruct: schema presets validate (full tier)', { skip: skip || (!FULL && 'GRAMMASK_FULL=1') || (!fs.existsSync(SMOL) && 'SMOLLM2=1 bash scripts/build-test-models.sh'), timeout: 900_000 }, async (t) => {
+test('demo page with the real SmolLM2-135M-Instruct: schema presets validate (full tier)', { skip: !FULL && 'full tier (GRAMMASK_FULL=1)', timeout: 900_000 }, async (t) => {
+  fixtures(SMOL);
   await withPage(t, async (page, origin) => {
     await open(page, `${origin}?model=local:smollm2-135m-instruct&dtype=fp32&n=160&sample=0&compare=1`);
     for (const preset of ['tool call', 'extraction form', 'recursive (tree)']) {

@@ -10,6 +10,17 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const FULL = process.env.GRAMMASK_FULL === '1';
 export const LLAMA3 = path.join(ROOT, 'models/llama3/tokenizer.json');
 
+/**
+ * A fixture the tests need: missing, the test fails with how to make it (a
+ * test never skips for a missing fixture; the skips are declared in
+ * pkg-tests/data/skips.json). `p`: a path relative to the repository root, or absolute.
+ */
+export function fixture(p, how) {
+  const abs = path.resolve(ROOT, p);
+  if (!fs.existsSync(abs)) throw new Error(`${p} is missing: ${how}`);
+  return abs;
+}
+
 const TARGET = process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target');
 let bin = null;
 

@@ -43,12 +43,17 @@ function memoryFlags(bytes) {
   return flags;
 }
 
-// Budgets (issue 12): what a page downloads for the entry that compiles
-// schemas (web.js + core.mjs + the wasm-bindgen glue + the .wasm) at most
-// 600 KB gzip; the lean runtime's .wasm at most 400 KB gzip.
+// Budgets, in the unit the docs state (KiB = 1024 bytes; README "Package",
+// docs/js-api.md, docs/measurements.md): what a page downloads for an entry
+// (web.js + core.mjs + the wasm-bindgen glue + the .wasm), gzip -9: at most
+// 600 KiB (614,400 B) for the entry that compiles schemas, 400 KiB
+// (409,600 B) for the lean runtime's. Issue 12 asked for 600 KB (600,000 B);
+// the full entry is about 608-611 KB, so that decimal target is not met and
+// the docs say so.
+const KiB = 1024;
 const BUILDS = [
-  { name: 'grammask', dir: '.', entry: ['web.js', 'core.mjs', 'web/grammask.js', 'web/grammask_bg.wasm'], limit: 600 * 1024, compiler: true },
-  { name: 'grammask/runtime', dir: 'runtime', entry: ['runtime/web.js', 'core.mjs', 'runtime/web/grammask.js', 'runtime/web/grammask_bg.wasm'], limit: 400 * 1024, compiler: false },
+  { name: 'grammask', dir: '.', entry: ['web.js', 'core.mjs', 'web/grammask.js', 'web/grammask_bg.wasm'], limitKiB: 600, compiler: true },
+  { name: 'grammask/runtime', dir: 'runtime', entry: ['runtime/web.js', 'core.mjs', 'runtime/web/grammask.js', 'runtime/web/grammask_bg.wasm'], limitKiB: 400, compiler: false },
 ];
 
 for (const b of BUILDS) {
@@ -65,21 +70,24 @@ for (const b of BUILDS) {
     assert.equal(WebAssembly.Module.exports(mod).some((e) => e.name === 'compileRaw'), b.compiler, 'compiler in the full build only');
     let raw = 0, gz = 0;
     for (const f of b.entry) { const x = fs.readFileSync(path.join(dir, f)); raw += x.length; gz += zlib.gzipSync(x, { level: 9 }).length; }
-    t.diagnostic(`${b.name} web entry (${b.entry.join(' + ')}): ${raw} bytes, ${gz} gzip -9 (budget ${b.limit}); .wasm ${bytes.length} bytes`);
-    assert.ok(gz <= b.limit, `${gz} bytes gzip > ${b.limit}`);
+    const limit = b.limitKiB * KiB;
+    t.diagnostic(`${b.name} web entry (${b.entry.join(' + ')}): ${raw} bytes, ${gz} B gzip -9 = ${(gz / KiB).toFixed(1)} KiB (budget ${b.limitKiB} KiB = ${limit} B); .wasm ${bytes.length} bytes`);
+    assert.ok(gz <= limit, `${gz} B gzip > ${b.limitKiB} KiB (${limit} B)`);
     // The node and bundler glue load the same .wasm (one copy per build).
     assert.ok(!fs.existsSync(path.join(dir, b.dir, 'node', 'grammask_bg.wasm')) || b.dir !== '.', 'one .wasm copy');
     assert.match(fs.readFileSync(path.join(dir, b.dir, 'node', 'grammask.js'), 'utf8'), /\.\.\/web\/grammask_bg\.wasm/);
-    try { // wabt, when present: no atomic instructions at all
-      const dis = execFileSync('wasm-objdump', ['-d', wasm], { maxBuffer: 1 << 30, encoding: 'utf8' });
-      assert.doesNotMatch(dis, /atomic|memory\.atomic/);
-      const hdr = execFileSync('wasm-objdump', ['-x', wasm], { maxBuffer: 1 << 28, encoding: 'utf8' });
-      assert.match(hdr, /^ - memory\[0\] pages: initial=\d+/m);
-      assert.doesNotMatch(hdr, /^ - memory\[\d+\].*shared/m);
-    } catch (e) {
-      if (e.code !== 'ENOENT') throw e;
-      t.diagnostic('wasm-objdump not installed: instruction scan skipped');
-    }
+    // wabt's wasm-objdump (scripts/setup.sh installs wabt; missing, this fails): no atomic instructions at all.
+    const objdump = (args, maxBuffer) => {
+      try { return execFileSync('wasm-objdump', [...args, wasm], { maxBuffer, encoding: 'utf8' }); } catch (e) {
+        if (e.code === 'ENOENT') throw new Error('wasm-objdump is missing: run scripts/setup.sh (Debian package wabt)');
+        throw e;
+      }
+    };
+    const dis = objdump(['-d'], 1 << 30);
+    assert.doesNotMatch(dis, /atomic|memory\.atomic/);
+    const hdr = objdump(['-x'], 1 << 28);
+    assert.match(hdr, /^ - memory\[0\] pages: initial=\d+/m);
+    assert.doesNotMatch(hdr, /^ - memory\[\d+\].*shared/m);
   });
 }
 

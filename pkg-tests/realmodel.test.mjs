@@ -22,12 +22,11 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { MaskStore } from 'grammask';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { ROOT, FULL, blobPath } from './helpers.mjs';
+import { ROOT, FULL, blobPath, fixture } from './helpers.mjs';
 
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
-const have = fs.existsSync(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx')) && fs.existsSync(TF);
-const skip = !FULL ? 'full tier (GRAMMASK_FULL=1)' : !have ? 'SMOLLM2=1 bash scripts/build-test-models.sh, scripts/setup.sh' : false;
+const skip = !FULL && 'full tier (GRAMMASK_FULL=1)';
 const DATA = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/data/structured.json'), 'utf8'));
 const MAX_NEW = 160;
 
@@ -52,6 +51,8 @@ function astParse(programs) {
 }
 
 test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence constraints', { skip, timeout: 3_600_000 }, async (t) => {
+  fixture(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx'), 'SMOLLM2=1 bash scripts/build-test-models.sh (setup.sh does in the full tier)');
+  fixture(TF, 'run scripts/setup.sh (transformers.js)');
   const T = await import(TF);
   T.env.allowRemoteModels = false;
   T.env.localModelPath = path.join(ROOT, 'models') + path.sep;

@@ -15,17 +15,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MaskStore, PreparedVocab, compile } from 'grammask';
 import { StructuredOutputProcessor, GrammarLogitsProcessor } from 'grammask/transformers';
-import { ROOT, bit, blobPath, rng } from './helpers.mjs';
+import { ROOT, bit, blobPath, rng, fixture } from './helpers.mjs';
 
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const MODEL = 'tiny-random-llama3';
-const haveTf = fs.existsSync(TF) && fs.existsSync(path.join(ROOT, 'models', MODEL, 'tokenizer.json'));
-const skip = !haveTf && 'run scripts/setup.sh (transformers.js, models/tiny-random-llama3)';
 const EOS = 128001, V = 128256;
 
 let tfp = null;
 async function tf() {
   if (!tfp) {
+    // Missing fixtures fail (scripts/setup.sh provides them).
+    fixture(TF, 'run scripts/setup.sh (transformers.js)');
+    fixture(path.join('models', MODEL, 'tokenizer.json'), 'run scripts/setup.sh (models/tiny-random-llama3)');
     tfp = import(TF).then((m) => {
       m.env.allowRemoteModels = false;
       m.env.localModelPath = path.join(ROOT, 'models') + path.sep;
@@ -137,7 +138,7 @@ for (const [name, trigger, closing] of [
   ['closing only', undefined, '\n```'],
   ['trigger only', '```json\n', undefined],
 ]) {
-  test(`StructuredOutputProcessor (${name}): masks equal a brute-force reference at every step`, { skip }, async (t) => {
+  test(`StructuredOutputProcessor (${name}): masks equal a brute-force reference at every step`, async (t) => {
     const tok = await tokenizer();
     const proc0 = new StructuredOutputProcessor(tok, { type: 'lark', grammar: GRAMMAR }, { trigger, closing });
     const tt = tokenTexts(proc0.vocab);
@@ -162,7 +163,7 @@ for (const [name, trigger, closing] of [
   });
 }
 
-test('StructuredOutputProcessor: stop when complete, bounded trailing whitespace', { skip }, async () => {
+test('StructuredOutputProcessor: stop when complete, bounded trailing whitespace', async () => {
   const tok = await tokenizer();
   const vocab = PreparedVocab.fromTokenizer(tok);
   const tid = (s) => { const ids = tok.encode(s, { add_special_tokens: false }); assert.equal(ids.length, 1, s); return ids[0]; };
@@ -197,7 +198,7 @@ test('StructuredOutputProcessor: stop when complete, bounded trailing whitespace
   vocab.free();
 });
 
-test('StructuredOutputProcessor: batches, refusals, LogitsProcessorList, warmup and caches', { skip }, async () => {
+test('StructuredOutputProcessor: batches, refusals, LogitsProcessorList, warmup and caches', async () => {
   const T = await tf();
   const tok = await tokenizer();
   StructuredOutputProcessor.warmup(tok);
@@ -267,7 +268,8 @@ test('StructuredOutputProcessor: batches, refusals, LogitsProcessorList, warmup 
   qstore.free(); qwen.free(); jstore.free();
 });
 
-test('transformers.js generate with the tiny random model under trigger + closing', { skip: (!haveTf || !fs.existsSync(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx'))) && skip }, async (t) => {
+test('transformers.js generate with the tiny random model under trigger + closing', async (t) => {
+  fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/build-test-models.sh');
   const T = await tf();
   const tok = await tokenizer();
   const model = await T.AutoModelForCausalLM.from_pretrained(MODEL, { dtype: 'fp32' });

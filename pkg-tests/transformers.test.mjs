@@ -21,11 +21,12 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { MaskStore, Matcher } from 'grammask';
 import { GrammarLogitsProcessor, applyMask } from 'grammask/transformers';
-import { FULL, ROOT, blobPath, cli, allowedIds, bit, rng, tokenIdOf } from './helpers.mjs';
+import { FULL, ROOT, blobPath, cli, allowedIds, bit, rng, tokenIdOf, fixture } from './helpers.mjs';
 
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const MODEL = 'tiny-random-llama3';
-const haveModel = fs.existsSync(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx')) && fs.existsSync(TF);
+// Missing fixtures fail (scripts/setup.sh, build-test-models.sh provide them).
+const needModel = () => { fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/build-test-models.sh'); fixture(TF, 'run scripts/setup.sh (transformers.js)'); };
 const EOS = 128001;
 
 // A minimal stand-in for transformers.js's Tensor (what _call uses: dims, data).
@@ -139,7 +140,8 @@ async function loadTf() {
 }
 
 for (const grammar of ['json', 'python']) {
-  test(`transformers.js generate (${MODEL}, sampled) under ${grammar}.lark: every finished text parses`, { skip: !haveModel && 'run scripts/build-test-models.sh and scripts/setup.sh' }, async (t) => {
+  test(`transformers.js generate (${MODEL}, sampled) under ${grammar}.lark: every finished text parses`, async (t) => {
+    needModel();
     const tf = await loadTf();
     const store = MaskStore.fromBytes(fs.readFileSync(blobPath(grammar)));
     const tok = await tf.AutoTokenizer.from_pretrained(MODEL);
@@ -204,7 +206,8 @@ function execPython(script, arg) {
   return execFileSync('python3', ['-c', script, arg], { encoding: 'utf8' });
 }
 
-test('transformers.js text-generation pipeline, batch of 2 (left padding), greedy', { skip: !haveModel && 'model missing' }, async (t) => {
+test('transformers.js text-generation pipeline, batch of 2 (left padding), greedy', async (t) => {
+  needModel();
   const tf = await loadTf();
   const store = MaskStore.fromBytes(fs.readFileSync(blobPath('json')));
   const gen = await tf.pipeline('text-generation', MODEL, { dtype: 'fp32' });

@@ -2,11 +2,16 @@
 // GET /, POST /mask and POST /validate answers against the Node package and
 // the native CLI. Cold start (process start to first answer) and per-request
 // times are reported, not asserted. Needs www/node_modules (wrangler 4.86.0,
-// scripts/setup.sh) and www/worker/vendor (scripts/build-www.sh).
+// scripts/setup.sh) and www/worker/vendor (scripts/build-www.sh): missing, the
+// test fails. wrangler dev listens on a free port (and a free inspector port),
+// and the server that answers must prove it is the Worker this test started:
+// GET /health returns the per-run nonce passed in as the GRAMMASK_NONCE var.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { MaskStore, Matcher, compile } from 'grammask';
@@ -14,9 +19,15 @@ import { ROOT, cli, corpus, tokenIdOf } from './helpers.mjs';
 
 const WORKER = path.join(ROOT, 'www/worker');
 const WRANGLER = path.join(ROOT, 'www/node_modules/.bin/wrangler');
-const PORT = Number(process.env.GRAMMASK_WORKER_PORT || 8790);
-const skip = !fs.existsSync(WRANGLER) ? 'wrangler missing: run scripts/setup.sh'
-  : !fs.existsSync(path.join(WORKER, 'vendor/store.gmask')) ? 'www/worker/vendor missing: run scripts/build-www.sh' : false;
+
+/** A port free right now on 127.0.0.1 (bound to port 0, then released). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
 
 async function waitUp(url, ms) {
   const t0 = Date.now();
@@ -28,10 +39,17 @@ async function waitUp(url, ms) {
 }
 
 // wrangler dev itself (not the Worker, whose answers are all JSON) sometimes
-// answers 503 "Your worker restarted mid-request" while it reloads right
-// after starting, on a loaded machine: such a request is sent again.
+// answers 503 "Your worker restarted mid-request", or closes the connection,
+// while it reloads right after starting, on a loaded machine: such a request
+// is sent again.
 const post = async (base, p, body, tries = 3) => {
-  const r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  let r;
+  try {
+    r = await fetch(base + p, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  } catch (e) {
+    if (tries > 1 && e?.cause?.code === 'UND_ERR_SOCKET') { await new Promise((x) => setTimeout(x, 500)); return post(base, p, body, tries - 1); }
+    throw e;
+  }
   const text = await r.text();
   try { return { status: r.status, body: JSON.parse(text) }; } catch {
     if (r.status === 503 && tries > 1) { await new Promise((x) => setTimeout(x, 500)); return post(base, p, body, tries - 1); }
@@ -39,11 +57,16 @@ const post = async (base, p, body, tries = 3) => {
   }
 };
 
-test('Cloudflare Worker under wrangler dev: /mask and /validate equal the package and the CLI', { skip, timeout: 300_000 }, async (t) => {
+test('Cloudflare Worker under wrangler dev: /mask and /validate equal the package and the CLI', { timeout: 300_000 }, async (t) => {
+  assert.ok(fs.existsSync(WRANGLER), 'wrangler missing: run scripts/setup.sh');
+  assert.ok(fs.existsSync(path.join(WORKER, 'vendor/store.gmask')), 'www/worker/vendor missing: run scripts/build-www.sh');
+  const PORT = await freePort();
+  const INSPECTOR = await freePort();
+  const nonce = crypto.randomBytes(16).toString('hex');
   const store = MaskStore.fromBytes(fs.readFileSync(path.join(WORKER, 'vendor/store.gmask')));
   const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-wrangler-'));
   const t0 = Date.now();
-  const child = spawn(WRANGLER, ['dev', '--ip', '127.0.0.1', '--port', String(PORT)], {
+  const child = spawn(WRANGLER, ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--inspector-port', String(INSPECTOR), '--var', `GRAMMASK_NONCE:${nonce}`], {
     cwd: WORKER, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true', XDG_CONFIG_HOME: xdg, NO_COLOR: '1' },
   });
@@ -52,12 +75,14 @@ test('Cloudflare Worker under wrangler dev: /mask and /validate equal the packag
   child.stderr.on('data', (d) => { log += d; });
   const base = `http://127.0.0.1:${PORT}`;
   try {
-    let info;
+    let health;
     try {
-      info = await (await waitUp(base + '/', 120_000)).json();
+      health = await (await waitUp(base + '/health', 120_000)).json();
     } catch (e) {
       throw new Error(`${e.message}\n--- wrangler output ---\n${log}`);
     }
+    assert.deepEqual(health, { service: 'grammask', nonce }, `the server on port ${PORT} is not the Worker this test started`);
+    const info = await (await fetch(base + '/')).json();
     const cold = Date.now() - t0;
     t.diagnostic(`cold start (wrangler dev spawn to first answer): ${cold} ms`);
     assert.equal(info.vocabSize, store.vocabSize);

@@ -17,7 +17,7 @@
 # Cargo.toml's. The tokenizers crate is in neither build (only the
 # native CLI encodes text).
 # Cargo profiles `wasm` (runtime build) and `wasm-full` (the compiler build, at
-# opt-level "s" for the 600 KB budget) in Cargo.toml: release with the compiler-only crates at
+# opt-level "s" for the 600 KiB budget) in Cargo.toml: release with the compiler-only crates at
 # opt-level "s". wasm-opt -O3 is the npm `binaryen` one (pkg-tests/node_modules/.bin/wasm-opt);
 # wasm-pack's own wasm-opt is off (Cargo.toml metadata), and `--mode no-install`
 # makes wasm-pack use the wasm-bindgen on PATH (its version must equal the
@@ -72,7 +72,7 @@ optimize() { # in-place wasm-opt -O3, cached by the input's hash
 
 wasm_build() { # features target outdir
   local features="$1" t="$2" out="$3" profile=wasm
-  # The full build (compiler) at opt-level "s" (profile wasm-full): 600 KB gzip budget.
+  # The full build (compiler) at opt-level "s" (profile wasm-full): 600 KiB gzip budget.
   case "$features" in *compiler*) profile=wasm-full ;; esac
   say "wasm-pack build --profile $profile --target $t (features: $features) -> $out/"
   wasm-pack --quiet build --profile "$profile" --mode no-install --no-pack --no-opt --target "$t" --out-dir "$ROOT/$out" --out-name grammask \

@@ -32,7 +32,7 @@ bash scripts/setup.sh >/dev/null
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 # Built as `cargo test` builds it (dev-dependency feature unification gives the
 # test build its own binary; this keeps one binary, so out/'s stores stay fresh).
-cargo test --quiet --profile ci --test experiments --no-run
+cargo test --quiet --profile ci --test suite --no-run
 mkdir -p out
 exec python3 - "$CARGO_TARGET_DIR/ci/grammask" "$FULL" <<'PY'
 import ast, json, os, shutil, subprocess, sys, time, warnings
@@ -150,10 +150,10 @@ for g in GRAMMARS:
         rows[("exp2", g, tk)] = dict(completed=s["completed"], attempts=s["attempts"], mean=s["mean_tokens"], parse_ok=parse_ok, ref_ok=ref, secs=time.time() - t)
         if s["completed"] != COUNT or parse_ok != len(files):
             fail(f"exp2 {g}/{tk}: {s['completed']}/{COUNT} completed, {parse_ok}/{len(files)} accepted by parse")
-        # Sanity bounds: random Python hits ast.parse's extra rules (NUL bytes,
-        # identifier characters, assignment targets) often; JSON should not.
-        if (g == "python" and ref == 0) or (g == "json" and ref * 10 < len(files) * 9):
-            fail(f"exp2 {g}/{tk}: reference parser accepts only {ref}/{len(files)} (bound: python > 0, json >= 90%)")
+        # The documented rates (docs/lark.md "python.lark and CPython"; tests/suite/experiments.rs):
+        # python.lark still accepts a few texts CPython refuses; json.lark is JSON.
+        if (g == "python" and ref * 1000 < len(files) * 975) or (g == "json" and ref < len(files)):
+            fail(f"exp2 {g}/{tk}: reference parser accepts only {ref}/{len(files)} (documented: python >= 97.5%, json 100%)")
 
 # Experiment 3: streamlined vs raw masks on real files and on the generated texts.
 for g in GRAMMARS:

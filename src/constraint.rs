@@ -8,7 +8,7 @@
 //!
 //! This module is the top of the compile side. The crate's modules form
 //! layers; a module uses only modules of lower layers (checked from the
-//! source by `tests/layers.rs`, which also refuses import circles between
+//! source by `tests/suite/layers.rs`, which also refuses import circles between
 //! sibling modules):
 //!
 //! 0. `error`; 1. `ids`, `hash`, `cache`, `time`;

@@ -1,7 +1,7 @@
 // Wasm benchmark (issue 8, wasm part): the npm package `grammask` (Node, wasm)
 // vs `@mlc-ai/web-xgrammar` (Emscripten wasm) in the same process, on the same
 // token id streams (written by `grammask bench --dump-ids DIR`: `{file, ids}`).
-// Not a test: run by scripts/bench-wasm.sh (node --test pkg-tests/ ignores *.mjs
+// Not a test: run by scripts/bench-wasm.sh (node --test pkg-tests/*.test.mjs ignores *.mjs
 // files that are not *.test.mjs).
 //
 //   node pkg-tests/bench/bench.mjs [--runs 3] [--json FILE] \

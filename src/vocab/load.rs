@@ -2,7 +2,7 @@
 //! `tokenizer-json`), with `serde_json` only: no tokenizer is built, nothing is
 //! encoded. The result is the vocabulary the `tokenizers` crate (0.22) itself
 //! would give (same ids, bytes, special flags, so the same fingerprint); the
-//! test `tests/vocab.rs` checks this against the crate on every tokenizer in
+//! test `tests/suite/vocab.rs` checks this against the crate on every tokenizer in
 //! `models/`.
 //!
 //! **Ids.** The model's vocabulary: `model.vocab`, an object `{token: id}`

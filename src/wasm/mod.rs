@@ -117,7 +117,7 @@ pub fn compiler_limits() -> Vec<f64> {
 #[wasm_bindgen(js_name = limits)]
 pub fn limits() -> js_sys::Object {
     let out = js_sys::Object::new();
-    for (name, value) in crate::Limits::DEFAULT.entries() {
+    for (name, value) in crate::limits::Limits::DEFAULT.entries() {
         let _ = js_sys::Reflect::set(&out, &name.as_str().into(), &(value as f64).into());
     }
     out

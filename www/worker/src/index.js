@@ -4,6 +4,9 @@
 // request (compiled here and cached per schema hash).
 //
 //   GET  /          -> { vocabSize, maskWords, eosTokenIds, grammarFingerprint, tokenizerFingerprint, stores }
+//   GET  /health    -> { service: "grammask", nonce }: nonce is the GRAMMASK_NONCE var (null when unset),
+//                   so that a client that started this Worker can tell it from any other server
+//                   (pkg-tests/worker.test.mjs: wrangler dev --var GRAMMASK_NONCE:<per-run token>)
 //   POST /mask      { tokens: [ids], store?: id }                       the bundled store ("default") or a cached one
 //                   { tokens: [ids], schema: {...} }                    a JSON Schema
 //                   { tokens: [ids], responseFormat: {type, ...} }      json_schema, json_object, json, regex or lark
@@ -118,14 +121,17 @@ function commitAll(m, ids) {
   return -1;
 }
 
-async function handle(request) {
+async function handle(request, env) {
   const url = new URL(request.url);
+  if (request.method === 'GET' && url.pathname === '/health') {
+    return json({ service: 'grammask', nonce: env?.GRAMMASK_NONCE ?? null });
+  }
   if (request.method === 'GET' && url.pathname === '/') {
     return json({ vocabSize: store.vocabSize, maskWords: store.maskWords, eosTokenIds: Array.from(store.eosTokenIds),
       grammarFingerprint: store.grammarFingerprint, tokenizerFingerprint: store.tokenizerFingerprint, stores: ['default', ...stores.keys()] });
   }
   if (request.method !== 'POST' || (url.pathname !== '/mask' && url.pathname !== '/validate')) {
-    return bad('not found: GET /, POST /mask, POST /validate', 404);
+    return bad('not found: GET /, GET /health, POST /mask, POST /validate', 404);
   }
   let body;
   try { body = await request.json(); } catch { return bad('the body must be JSON'); }
@@ -163,9 +169,9 @@ async function handle(request) {
 }
 
 export default {
-  async fetch(request) {
+  async fetch(request, env) {
     try {
-      return await handle(request);
+      return await handle(request, env);
     } catch (e) {
       return bad(`internal error: ${e?.message ?? e}`, 500);
     }

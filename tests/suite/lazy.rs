@@ -5,7 +5,7 @@
 //! position; and a lazy store written as a blob and loaded back still agrees.
 #![cfg(feature = "cli")]
 
-mod common;
+use crate::common;
 use common::root;
 use grammask::grammar::{Cfg, LexerMode};
 use grammask::matcher::Matcher;

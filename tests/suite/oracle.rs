@@ -26,7 +26,7 @@
 //! `is_accepting` agrees with the oracle's EOS, and a 2,000-token walk keeps
 //! the number of configurations small.
 
-mod common;
+use crate::common;
 use common::bit;
 use grammask::grammar::{Cfg, LexerMode, TerminalPattern};
 use grammask::ids::TokenId;

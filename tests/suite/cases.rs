@@ -6,7 +6,7 @@
 //!    end; rejected strings must hit a refused token or a refused EOS. At every
 //!    position the mask must equal the set of tokens `commit_token` accepts.
 
-mod common;
+use crate::common;
 use common::*;
 use grammask::reference::recognizer::Recognizer;
 

@@ -1,5 +1,4 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code)]
 
 use grammask::grammar::Cfg;
 use grammask::ids::TokenId;

@@ -2,7 +2,7 @@
 //! (truncated, bit-flipped, wrong version, wrong tokenizer, or mutated behind
 //! valid checksums) are refused with a distinct error and never panic.
 
-mod common;
+use crate::common;
 
 use common::*;
 use grammask::matcher::Matcher;
@@ -92,12 +92,12 @@ fn golden_blob_is_unchanged() {
         std::fs::write(&path, normalized(fresh)).unwrap();
         return;
     }
-    let golden = std::fs::read(&path).expect("tests/golden/small.gmask missing (GRAMMASK_BLESS=1 cargo test --test blob)");
+    let golden = std::fs::read(&path).expect("tests/golden/small.gmask missing (GRAMMASK_BLESS=1 cargo test --test suite blob::)");
     assert!(
         normalized(fresh) == golden,
         "the blob format changed: the small store no longer serializes to {GOLDEN}. \
          Bump FORMAT_VERSION (now {FORMAT_VERSION}) in src/store/wire.rs, document the change in README \
-         \"Blob format\", and regenerate with GRAMMASK_BLESS=1 cargo test --test blob"
+         \"Blob format\", and regenerate with GRAMMASK_BLESS=1 cargo test --test suite blob::"
     );
     assert!(golden.len() < 8192, "golden blob should stay small ({} bytes)", golden.len());
 }

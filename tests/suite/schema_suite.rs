@@ -6,7 +6,12 @@
 //! names an unsupported keyword (or a limit). For every compiled schema:
 //! valid instances, serialized compact and spaced under the policy
 //! (`grammask::frontend::schema::serialize`), are accepted; invalid instances are
-//! refused (0 invalidation errors is asserted). Acceptance is checked with
+//! refused (0 invalidation errors is asserted). What is not yet supported
+//! ratchets: per draft and keyword file, the schemas refused (groups failed)
+//! and the valid instances refused may not exceed the counts recorded in
+//! `tests/data/schema_suite_refusals.tsv`, and a count below its record fails
+//! too, asking for the record to be lowered (so it can only go down).
+//! Acceptance is checked with
 //! the schema oracle (whole text, `LexerMode::LongestAll` from the
 //! definitions) and, token by token with the Llama-3 tokenizer and EOS at the
 //! end, through `constraint::compile` + `Matcher` (`GRAMMASK_SUITE_TOKENS=1`;
@@ -14,12 +19,12 @@
 //!
 //! The table (per keyword file: groups compiled / failed, valid instances
 //! accepted / refused, invalid refused / accepted) is printed with
-//! `cargo test --profile ci --test schema_suite -- --nocapture`.
+//! `cargo test --profile ci --test suite schema_suite:: -- --nocapture`.
 //!
 //! `format.json` of the main directories is replaced by optional/format/
 //! (grammask enforces formats; the main files treat them as annotations).
 
-mod schema_common;
+use crate::schema_common;
 use schema_common as common;
 
 use grammask::frontend::schema::{key_rank, serialize, to_cfg, SchemaOptions};
@@ -200,17 +205,69 @@ fn print(draft: &str, table: &BTreeMap<String, Row>) {
     );
 }
 
+/// The recorded refusals: (draft, keyword) -> (groups failed, valid refused).
+fn recorded_refusals() -> BTreeMap<(String, String), (usize, usize)> {
+    let path = common::root().join("tests/data/schema_suite_refusals.tsv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = BTreeMap::new();
+    for l in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let f: Vec<&str> = l.split('\t').collect();
+        let n = |i: usize| f.get(i).and_then(|x| x.parse::<usize>().ok()).unwrap_or_else(|| panic!("{}: bad line {l:?}", path.display()));
+        assert!(f.len() == 4, "{}: bad line {l:?}", path.display());
+        assert!(out.insert((f[0].to_string(), f[1].to_string()), (n(2), n(3))).is_none(), "{}: duplicate {l:?}", path.display());
+    }
+    out
+}
+
+/// Compares the refusals of one draft with the record; returns the problems.
+fn ratchet(draft: &str, table: &BTreeMap<String, Row>, recorded: &BTreeMap<(String, String), (usize, usize)>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (kw, r) in table {
+        let (groups, valid) = recorded.get(&(draft.to_string(), kw.clone())).copied().unwrap_or((0, 0));
+        for (what, now, rec) in [("schemas refused (groups failed)", r.groups_failed, groups), ("valid instances refused", r.valid_refused, valid)] {
+            if now > rec {
+                problems.push(format!("{draft} {kw}: {what} rose from {rec} to {now}"));
+            } else if now < rec {
+                problems.push(format!("{draft} {kw}: {what} fell from {rec} to {now}: lower the record"));
+            }
+        }
+    }
+    // Recorded rows of files this run did not read: only the full tier's optional/ files may be absent.
+    for ((d, kw), _) in recorded.range((draft.to_string(), String::new())..).take_while(|((d, _), _)| d == draft) {
+        if !table.contains_key(kw) && !kw.starts_with("optional:") {
+            problems.push(format!("{d} {kw}: recorded but not in the suite"));
+        }
+    }
+    if !problems.is_empty() {
+        let lines: Vec<String> = table
+            .iter()
+            .filter(|(_, r)| r.groups_failed + r.valid_refused > 0)
+            .map(|(kw, r)| format!("{draft}\t{kw}\t{}\t{}", r.groups_failed, r.valid_refused))
+            .collect();
+        eprintln!("schema suite refusals of this run ({draft}; the rows for tests/data/schema_suite_refusals.tsv):\n{}", lines.join("\n"));
+    }
+    problems
+}
+
 #[test]
 fn official_suite() {
     let full = std::env::var_os("GRAMMASK_FULL").is_some();
     let tok_env = std::env::var("GRAMMASK_SUITE_TOKENS").ok();
     let use_tokens = tok_env.as_deref() == Some("1") || (full && tok_env.as_deref() != Some("0"));
     let tok = use_tokens.then(common::Tok::llama3);
+    let recorded = recorded_refusals();
     let mut bad = 0;
+    let mut problems = Vec::new();
     for draft in ["draft2020-12", "draft7"] {
         let t = run_draft(draft, full, tok.as_ref());
         print(draft, &t);
         bad += t.values().map(|r| r.invalid_accepted + r.disagree).sum::<usize>();
+        problems.extend(ratchet(draft, &t, &recorded));
     }
     assert_eq!(bad, 0, "invalid instances accepted or oracle/mask disagreements (see INVALIDATION / DISAGREE lines)");
+    assert!(
+        problems.is_empty(),
+        "refusals differ from tests/data/schema_suite_refusals.tsv (they may only go down; lower the record when they do):\n{}",
+        problems.join("\n")
+    );
 }

@@ -6,7 +6,7 @@
 //! three bindings the JS helper binds.
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-const SRC: &str = include_str!("../js/mask.wgsl");
+const SRC: &str = include_str!("../../js/mask.wgsl");
 
 fn f16_variant(src: &str) -> String {
     let body: Vec<&str> = src

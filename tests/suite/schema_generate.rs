@@ -1,9 +1,11 @@
 //! Random constrained generations through the masks (Llama-3 tokenizer) for
 //! the schemas of tests/data/schemas, validated by a real validator: python
-//! `jsonschema` with its format checker (scripts/validate_generations.py).
+//! `jsonschema` with its format checkers (scripts/validate_generations.py, in
+//! .venv-schema from scripts/setup.sh: `jsonschema[format]`; a format without
+//! a checker fails).
 //! 0 failures. GRAMMASK_FULL=1: more samples per schema.
 
-mod schema_common;
+use crate::schema_common;
 
 use grammask::ids::TokenId;
 use grammask::matcher::Matcher;
@@ -73,12 +75,14 @@ fn generations_validate() {
         }
     }
     assert!(written > 0);
-    let st = std::process::Command::new("python3")
+    let python = root().join(".venv-schema/bin/python");
+    assert!(python.is_file(), "{} is missing: run scripts/setup.sh", python.display());
+    let st = std::process::Command::new(&python)
         .arg(root().join("scripts/validate_generations.py"))
         .arg(&dir)
         .arg(&out)
         .status()
-        .expect("python3");
+        .expect(".venv-schema/bin/python");
     let _ = std::fs::remove_dir_all(&out);
     assert!(st.success(), "generated instances failed validation (see above)");
 }

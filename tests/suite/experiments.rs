@@ -6,9 +6,11 @@
 //!    every token must be in the mask, EOS allowed at the end of every file, and
 //!    `grammask parse` must give the same verdict on every file.
 //! 2. `exp2_generate`: `grammask generate` samples texts through the masks; every
-//!    completed sample must pass `grammask parse`; the share python3's ast.parse /
-//!    json.loads accepts is reported and must pass a sanity bound (python > 0,
-//!    json ≥ 90%).
+//!    completed sample must pass `grammask parse`; every sample also goes through
+//!    python3's ast.parse / json.loads, and the share they accept must reach the
+//!    documented rate: JSON all, Python ≥ 97.5% (docs/lark.md "python.lark and
+//!    CPython": 395/400 and 396/400 in the full tier; the fast tier's 20 are all
+//!    accepted).
 //! 3. `exp3_streamlined_vs_raw`: `grammask check --compare-store RAW` on real
 //!    files and on generated texts: streamlined and raw masks bit-identical at
 //!    every position.
@@ -20,9 +22,9 @@
 //! Tiers: by default a few files, 20 samples, and Python stores for Llama-3 only
 //! (a Python store takes about a minute to compile); `GRAMMASK_FULL=1` adds
 //! Qwen3 for Python, ≥ 300,000 stdlib tokens, ≥ 200 JSON files and 400 samples.
-//! Figures go to stderr: `cargo test --profile ci --test experiments -- --nocapture`.
+//! Figures go to stderr: `cargo test --profile ci --test suite experiments:: -- --nocapture`.
 
-mod common;
+use crate::common;
 use common::root;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -258,10 +260,14 @@ fn exp2_generate_and_exp3_on_samples() {
         assert_eq!(files.len(), count, "exp2 {g}/{tok}: not all samples completed");
         let rejected: Vec<&String> = files.iter().filter(|f| parsed.get(*f) != Some(&true)).collect();
         assert!(rejected.is_empty(), "exp2 {g}/{tok}: parse rejects generated samples: {rejected:?}");
-        // Sanity bounds: random Python often breaks ast.parse's extra rules (NUL
-        // bytes, identifier characters, assignment targets); JSON should not.
-        let sane = if g == "python" { reference > 0 } else { reference * 10 >= files.len() * 9 };
-        assert!(sane, "exp2 {g}/{tok}: reference parser accepts only {reference}/{} (bound: python > 0, json >= 90%)", files.len());
+        // The documented rates: python.lark still accepts a few texts CPython
+        // refuses (its header lists them); json.lark is JSON.
+        let (num, den) = if g == "python" { (975, 1000) } else { (1, 1) };
+        assert!(
+            reference * den >= files.len() * num,
+            "exp2 {g}/{tok}: the reference parser accepts only {reference}/{} (documented: python >= 97.5%, json 100%)",
+            files.len()
+        );
         // Experiment 3 on the generated texts.
         compare(g, tok, &stores[&(g, tok, false)], &stores[&(g, tok, true)], &files, "generated");
         let _ = std::fs::remove_dir_all(root().join(format!("out/test-gen-{g}-{tok}-{}", std::process::id())));

@@ -19,9 +19,9 @@
 //! Tiers: the default runs the full stdlib and JSON corpora, 400 Python mutants and
 //! 2,000 JSON mutants; `GRAMMASK_FULL=1` runs 2,000 Python and 20,000 JSON mutants.
 //! `GRAMMASK_SEED` (default 1) picks the mutants. Figures go to stderr:
-//! `cargo test --profile ci --test corpus -- --nocapture`.
+//! `cargo test --profile ci --test suite corpus:: -- --nocapture`.
 
-mod common;
+use crate::common;
 use common::root;
 use grammask::reference::recognizer::{Recognizer, Rejection};
 use std::collections::BTreeMap;

@@ -1,17 +1,13 @@
 //! Helpers of the schema tests: a real tokenizer, compile through
 //! `constraint::compile`, token-by-token replay with EOS at the end.
-#![allow(dead_code)]
 
 use grammask::constraint::{compile, Constraint, ConstraintOptions};
 use grammask::matcher::Matcher;
 use grammask::store::MaskStore;
 use grammask::vocab::PreparedVocab;
-use std::path::PathBuf;
 use std::rc::Rc;
 
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use crate::common::root;
 
 pub struct Tok {
     pub pv: Rc<PreparedVocab>,

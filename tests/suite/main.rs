@@ -1,0 +1,27 @@
+//! The integration tests, one binary (`cargo test --profile ci --test suite`),
+//! one module per area; run one area with a filter, e.g.
+//! `cargo test --profile ci --test suite experiments::`.
+//!
+//! Shared helpers: [`common`] (grammar cases, synthetic vocabularies, replay
+//! with the mask checked against `commit_token`) and [`schema_common`] (a real
+//! tokenizer, JSON Schema compile and replay).
+
+mod common;
+mod schema_common;
+
+mod blob;
+mod cases;
+mod corpus;
+mod experiments;
+mod frontend;
+mod lalr;
+mod lark_order;
+mod layers;
+mod lazy;
+mod lexer;
+mod oracle;
+mod schema_generate;
+mod schema_suite;
+mod vocab;
+mod wgsl;
+mod skips;
