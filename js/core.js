@@ -12,7 +12,7 @@
 // a transformers.js tokenizer), compile (response formats → MaskStore, in the
 // compiler build), tokenizerFingerprint.
 //
-// This file has no import/export statements: scripts/build-pkg.sh appends
+// This file has no import/export statements: scripts/build/build-pkg.sh appends
 // `export { makeApi };` (core.mjs) or `module.exports = { makeApi };`
 // (core.cjs).
 

@@ -1,4 +1,4 @@
-// The demo page (www/dist, built by scripts/build-www.sh) end to end in
+// The demo page (www/dist, built by scripts/build/build-www.sh) end to end in
 // headless Chromium, with nothing but 127.0.0.1 reachable:
 //  - the page loads; the engine (model, compiles, generation) runs in a Web Worker;
 //  - a JSON Schema preset compiles in the worker and the local model generates
@@ -27,8 +27,8 @@ const DIST = path.join(ROOT, 'www/dist/index.html');
 const TINY = path.join(ROOT, 'models/tiny-random-llama3/onnx/model.onnx');
 const SMOL = path.join(ROOT, 'models/smollm2-135m-instruct/onnx/model.onnx');
 const skip = !fs.existsSync(CHROMIUM) ? `${CHROMIUM} not installed`
-  : !fs.existsSync(DIST) ? 'www/dist missing: run scripts/build-www.sh'
-    : !fs.existsSync(TINY) ? 'run scripts/build-test-models.sh' : false;
+  : !fs.existsSync(DIST) ? 'www/dist missing: run scripts/build/build-www.sh'
+    : !fs.existsSync(TINY) ? 'run scripts/setup/build-test-models.sh' : false;
 const OUT = path.join(ROOT, 'out');
 
 function validator(schema) {
@@ -175,7 +175,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
   });
 });
 
-test('demo page with the real SmolLM2-135M-Instruct: schema presets validate (full tier)', { skip: skip || (!FULL && 'GRAMMASK_FULL=1') || (!fs.existsSync(SMOL) && 'SMOLLM2=1 bash scripts/build-test-models.sh'), timeout: 900_000 }, async (t) => {
+test('demo page with the real SmolLM2-135M-Instruct: schema presets validate (full tier)', { skip: skip || (!FULL && 'GRAMMASK_FULL=1') || (!fs.existsSync(SMOL) && 'SMOLLM2=1 bash scripts/setup/build-test-models.sh'), timeout: 900_000 }, async (t) => {
   await withPage(t, async (page, origin) => {
     await open(page, `${origin}?model=local:smollm2-135m-instruct&dtype=fp32&n=160&sample=0&compare=1`);
     for (const preset of ['tool call', 'extraction form', 'recursive (tree)']) {

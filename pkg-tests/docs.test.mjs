@@ -75,7 +75,7 @@ test('docs: every code block is accounted for', () => {
 
 for (const b of all.filter((x) => x.lang === 'js' || (x.lang === 'sh' && x.marker === 'full-sh'))) {
   const fullOnly = b.marker === 'full' || b.marker === 'full-sh';
-  const skip = !fs.existsSync(TF) ? 'transformers.js missing: run scripts/setup.sh'
+  const skip = !fs.existsSync(TF) ? 'transformers.js missing: run scripts/setup/setup.sh'
     : b.marker === 'skip' ? b.reason : fullOnly && !FULL ? `GRAMMASK_FULL=1 (${b.reason ?? 'slow'})` : false;
   test(`docs: ${b.file}:${b.line} (${b.lang}) runs as written`, { skip, timeout: 900_000 }, (t) => {
     fs.mkdirSync(DIR, { recursive: true });

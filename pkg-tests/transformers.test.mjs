@@ -1,6 +1,6 @@
 // grammask/transformers with @huggingface/transformers 4.3.1 (installed in
-// www/node_modules by scripts/setup.sh) and the tiny random-weight ONNX model
-// models/tiny-random-llama3 (scripts/build-test-models.sh; Llama-3 tokenizer).
+// www/node_modules by scripts/setup/setup.sh) and the tiny random-weight ONNX model
+// models/tiny-random-llama3 (scripts/setup/build-test-models.sh; Llama-3 tokenizer).
 // A random model that is constrained is the strongest test of the masks:
 // every generation that ends with EOS must parse (JSON.parse / native
 // `grammask parse`). Default tier: 10 sampled generations per grammar;
@@ -139,7 +139,7 @@ async function loadTf() {
 }
 
 for (const grammar of ['json', 'python']) {
-  test(`transformers.js generate (${MODEL}, sampled) under ${grammar}.lark: every finished text parses`, { skip: !haveModel && 'run scripts/build-test-models.sh and scripts/setup.sh' }, async (t) => {
+  test(`transformers.js generate (${MODEL}, sampled) under ${grammar}.lark: every finished text parses`, { skip: !haveModel && 'run scripts/setup/build-test-models.sh and scripts/setup/setup.sh' }, async (t) => {
     const tf = await loadTf();
     const store = MaskStore.fromBytes(fs.readFileSync(blobPath(grammar)));
     const tok = await tf.AutoTokenizer.from_pretrained(MODEL);

@@ -2,7 +2,7 @@
 // GET /, POST /mask and POST /validate answers against the Node package and
 // the native CLI. Cold start (process start to first answer) and per-request
 // times are reported, not asserted. Needs www/node_modules (wrangler 4.86.0,
-// scripts/setup.sh) and www/worker/vendor (scripts/build-www.sh).
+// scripts/setup/setup.sh) and www/worker/vendor (scripts/build/build-www.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,8 +15,8 @@ import { ROOT, cli, corpus, tokenIdOf } from './helpers.mjs';
 const WORKER = path.join(ROOT, 'www/worker');
 const WRANGLER = path.join(ROOT, 'www/node_modules/.bin/wrangler');
 const PORT = Number(process.env.GRAMMASK_WORKER_PORT || 8790);
-const skip = !fs.existsSync(WRANGLER) ? 'wrangler missing: run scripts/setup.sh'
-  : !fs.existsSync(path.join(WORKER, 'vendor/store.gmask')) ? 'www/worker/vendor missing: run scripts/build-www.sh' : false;
+const skip = !fs.existsSync(WRANGLER) ? 'wrangler missing: run scripts/setup/setup.sh'
+  : !fs.existsSync(path.join(WORKER, 'vendor/store.gmask')) ? 'www/worker/vendor missing: run scripts/build/build-www.sh' : false;
 
 async function waitUp(url, ms) {
   const t0 = Date.now();

