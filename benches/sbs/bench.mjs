@@ -25,6 +25,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { officialPackage } from '../wasm/peers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -48,7 +49,7 @@ async function engineOf(name) {
     const { StructuredOutputProcessor } = await import('grammask/transformers');
     return { make: (tok, rf) => new StructuredOutputProcessor(tok, rf, { cache: false }), warmup: (tok) => StructuredOutputProcessor.warmup(tok) };
   }
-  const { StructuredOutputProcessor } = await import('@huggingface/transformers-structured-output');
+  const { StructuredOutputProcessor } = await officialPackage();
   return { make: (tok, rf) => new StructuredOutputProcessor(tok, rf), warmup: (tok) => StructuredOutputProcessor.warmup(tok) };
 }
 

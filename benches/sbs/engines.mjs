@@ -34,6 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { officialPackage } from '../wasm/peers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -120,7 +121,7 @@ async function makeEngine(name, job) {
   if (name === 'official') {
     const T = await loadTf();
     const tok = await T.AutoTokenizer.from_pretrained(TOKENIZER);
-    const { StructuredOutputProcessor } = await import('@huggingface/transformers-structured-output');
+    const { StructuredOutputProcessor } = await officialPackage();
     StructuredOutputProcessor.warmup(tok);
     const data = new Float32Array(job.width);
     const eos = job.eos[0];
