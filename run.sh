@@ -5,7 +5,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
-bash scripts/setup.sh
+bash scripts/setup/setup.sh
 cargo build --release --bin grammask
 G=target/release/grammask
 mkdir -p out
@@ -23,8 +23,8 @@ $G check --quiet --store out/json-llama3.gmask --tokenizer models/llama3/tokeniz
 # The browser demo (README "Demo"): npm packages, blobs (above), www/dist.
 # Serving is opt-in: SERVE=1 ./run.sh ends by serving it in the foreground
 # (Ctrl-C to stop); otherwise run `node www/serve.mjs` yourself.
-bash scripts/build-pkg.sh
-GRAMMASK_BIN="$ROOT/$G" bash scripts/build-www.sh
+bash scripts/build/build-pkg.sh
+GRAMMASK_BIN="$ROOT/$G" bash scripts/build/build-www.sh
 if [ "${SERVE:-0}" = 1 ]; then
   exec node www/serve.mjs "${PORT:-8080}"
 fi

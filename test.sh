@@ -9,7 +9,10 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
-bash scripts/setup.sh
+bash scripts/setup/setup.sh
+# Checked-in generated files (Unicode classes, Python string terminals, Lark's
+# terminal order) against their generators: fails on drift.
+bash scripts/gen/check.sh
 # One test binary, tests/suite/ (one area: cargo test --profile ci --test suite experiments::).
 cargo test --profile ci
 if [ "${GRAMMASK_FULL:-0}" = 1 ]; then
@@ -18,11 +21,11 @@ if [ "${GRAMMASK_FULL:-0}" = 1 ]; then
 fi
 # The npm packages (wasm) and their tests: experiments 1-3 replayed in wasm,
 # error paths, memory, headless Chromium.
-bash scripts/build-pkg.sh
+bash scripts/build/build-pkg.sh
 # The demo page and the Worker's inputs (www/dist, www/worker/vendor) for
 # pkg-tests demo/worker; the adapter tests use models/tiny-random-llama3 (setup).
-GRAMMASK_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/ci/grammask" bash scripts/build-www.sh
-# Node: the major pkg-tests/package.json's "engines" names (scripts/setup.sh checks it too).
+GRAMMASK_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/ci/grammask" bash scripts/build/build-www.sh
+# Node: the major pkg-tests/package.json's "engines" names (scripts/setup/setup.sh checks it too).
 # The test files are named, not the directory (whose meaning for --test changed in Node 21).
 NODE_MAJOR="$(node -p 'process.versions.node.split(".")[0]')"
 if [ "$NODE_MAJOR" -lt 20 ]; then

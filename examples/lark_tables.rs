@@ -1,5 +1,5 @@
 //! Dumps the LALR(1) tables grammask builds for a Lark grammar as JSON, for
-//! comparison with Lark's own tables (`scripts/lark_corpus.py tables`):
+//! comparison with Lark's own tables (`scripts/lark/lark_corpus.py tables`):
 //! `cargo run --example lark_tables -- GRAMMAR.lark [START]`.
 //!
 //! Output: `{"terminals": [{"name", "priority", "ignored", "lark": [max_width, pattern_len, flags]}],

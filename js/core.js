@@ -13,7 +13,7 @@
 // compiler build), tokenizerFingerprint.
 //
 // An ES module (one export, no imports), shipped as core.mjs; core.cjs (for
-// node.cjs) is derived from it by scripts/build-pkg.sh.
+// node.cjs) is derived from it by scripts/build/build-pkg.sh.
 
 /**
  * @param raw the wasm-bindgen module (its exports)

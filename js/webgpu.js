@@ -1,6 +1,6 @@
 // grammask × WebGPU: apply token masks to logits that live in a GPUBuffer
 // (e.g. an onnxruntime-web WebGPU output), without reading them back.
-// The kernel is js/mask.wgsl (inlined below by scripts/build-pkg.sh): one
+// The kernel is js/mask.wgsl (inlined below by scripts/build/build-pkg.sh): one
 // invocation per logit, f32 or f16 (`enable f16;`, device feature
 // "shader-f16"). See README "WebGPU".
 //

@@ -71,7 +71,7 @@ function serve(blob) {
 }
 
 test('headless Chromium: web entry, fromUrl with progress, masks equal native', async (t) => {
-  fixture(CHROMIUM, 'run scripts/setup.sh (chromium)');
+  fixture(CHROMIUM, 'run scripts/setup/setup.sh (chromium)');
   const { chromium } = await import('playwright-core');
   const blob = blobPath('json');
   const file = corpus('json').find((f) => { const s = fs.statSync(f).size; return s > 2000 && s < 8000; });

@@ -1,4 +1,4 @@
-// The demo page (www/dist, built by scripts/build-www.sh) end to end in
+// The demo page (www/dist, built by scripts/build/build-www.sh) end to end in
 // headless Chromium, with nothing but 127.0.0.1 reachable:
 //  - the page loads; the engine (model, compiles, generation) runs in a Web Worker;
 //  - a JSON Schema preset compiles in the worker and the local model generates
@@ -26,11 +26,11 @@ const CHROMIUM = process.env.GRAMMASK_CHROMIUM || '/usr/bin/chromium';
 const DIST = path.join(ROOT, 'www/dist/index.html');
 const TINY = path.join(ROOT, 'models/tiny-random-llama3/onnx/model.onnx');
 const SMOL = path.join(ROOT, 'models/smollm2-135m-instruct/onnx/model.onnx');
-// Missing fixtures fail (scripts/setup.sh, build-www.sh, build-test-models.sh provide them).
+// Missing fixtures fail (scripts/setup/setup.sh, build-www.sh, build-test-models.sh provide them).
 function fixtures(model) {
-  fixture(CHROMIUM, 'run scripts/setup.sh (chromium)');
-  fixture(DIST, 'run scripts/build-www.sh');
-  fixture(model, model === SMOL ? 'SMOLLM2=1 bash scripts/build-test-models.sh (full tier)' : 'run scripts/build-test-models.sh');
+  fixture(CHROMIUM, 'run scripts/setup/setup.sh (chromium)');
+  fixture(DIST, 'run scripts/build/build-www.sh');
+  fixture(model, model === SMOL ? 'SMOLLM2=1 bash scripts/setup/build-test-models.sh (full tier)' : 'run scripts/setup/build-test-models.sh');
 }
 const OUT = path.join(ROOT, 'out');
 

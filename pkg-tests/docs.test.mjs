@@ -43,7 +43,7 @@ export function blocks(text) {
 function prelude() {
   // The full tier needs the real model (a missing one fails); the fast tier uses the tiny one.
   const model = FULL ? 'smollm2-135m-instruct' : 'tiny-random-llama3';
-  fixture(`models/${model}/onnx/model.onnx`, FULL ? 'SMOLLM2=1 bash scripts/build-test-models.sh' : 'run scripts/build-test-models.sh');
+  fixture(`models/${model}/onnx/model.onnx`, FULL ? 'SMOLLM2=1 bash scripts/setup/build-test-models.sh' : 'run scripts/setup/build-test-models.sh');
   return `// docs.test.mjs: transformers.js offline, the hub id served from models/${model}.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -79,7 +79,7 @@ for (const b of all.filter((x) => x.lang === 'js' || (x.lang === 'sh' && x.marke
   // Skips are declared next to the block (pkg-tests/data/skips.json: declaredInPlace).
   const skip = b.marker === 'skip' ? b.reason : fullOnly && !FULL ? `GRAMMASK_FULL=1 (${b.reason ?? 'slow'})` : false;
   test(`docs: ${b.file}:${b.line} (${b.lang}) runs as written`, { skip, timeout: 900_000 }, (t) => {
-    fixture(TF, 'run scripts/setup.sh (transformers.js)');
+    fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
     fs.mkdirSync(DIR, { recursive: true });
     const env = { ...process.env, GRAMMASK_BIN: process.env.GRAMMASK_BIN ?? grammaskBin() };
     let out;

@@ -77,9 +77,9 @@ export function blobPath(grammar, { tokenizer = 'llama3', raw = false } = {}) {
   return out;
 }
 
-/** Files of `python3 scripts/corpus.py KIND` (stdlib | json), in its order. */
+/** Files of `python3 scripts/experiments/corpus.py KIND` (stdlib | json), in its order. */
 export function corpus(kind) {
-  return execFileSync('python3', [path.join(ROOT, 'scripts/corpus.py'), kind], { encoding: 'utf8', maxBuffer: 1 << 28 })
+  return execFileSync('python3', [path.join(ROOT, 'scripts/experiments/corpus.py'), kind], { encoding: 'utf8', maxBuffer: 1 << 28 })
     .split('\n').filter(Boolean);
 }
 

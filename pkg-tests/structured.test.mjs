@@ -24,9 +24,9 @@ const EOS = 128001, V = 128256;
 let tfp = null;
 async function tf() {
   if (!tfp) {
-    // Missing fixtures fail (scripts/setup.sh provides them).
-    fixture(TF, 'run scripts/setup.sh (transformers.js)');
-    fixture(path.join('models', MODEL, 'tokenizer.json'), 'run scripts/setup.sh (models/tiny-random-llama3)');
+    // Missing fixtures fail (scripts/setup/setup.sh provides them).
+    fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
+    fixture(path.join('models', MODEL, 'tokenizer.json'), 'run scripts/setup/setup.sh (models/tiny-random-llama3)');
     tfp = import(TF).then((m) => {
       m.env.allowRemoteModels = false;
       m.env.localModelPath = path.join(ROOT, 'models') + path.sep;
@@ -269,7 +269,7 @@ test('StructuredOutputProcessor: batches, refusals, LogitsProcessorList, warmup 
 });
 
 test('transformers.js generate with the tiny random model under trigger + closing', async (t) => {
-  fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/build-test-models.sh');
+  fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/setup/build-test-models.sh');
   const T = await tf();
   const tok = await tokenizer();
   const model = await T.AutoModelForCausalLM.from_pretrained(MODEL, { dtype: 'fp32' });

@@ -1,6 +1,6 @@
 // grammask/transformers with @huggingface/transformers 4.3.1 (installed in
-// www/node_modules by scripts/setup.sh) and the tiny random-weight ONNX model
-// models/tiny-random-llama3 (scripts/build-test-models.sh; Llama-3 tokenizer).
+// www/node_modules by scripts/setup/setup.sh) and the tiny random-weight ONNX model
+// models/tiny-random-llama3 (scripts/setup/build-test-models.sh; Llama-3 tokenizer).
 // A random model that is constrained is the strongest test of the masks:
 // every generation that ends with EOS must parse (JSON.parse / native
 // `grammask parse`). Default tier: 10 sampled generations per grammar;
@@ -25,8 +25,8 @@ import { FULL, ROOT, blobPath, cli, allowedIds, bit, rng, tokenIdOf, fixture } f
 
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const MODEL = 'tiny-random-llama3';
-// Missing fixtures fail (scripts/setup.sh, build-test-models.sh provide them).
-const needModel = () => { fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/build-test-models.sh'); fixture(TF, 'run scripts/setup.sh (transformers.js)'); };
+// Missing fixtures fail (scripts/setup/setup.sh, build-test-models.sh provide them).
+const needModel = () => { fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/setup/build-test-models.sh'); fixture(TF, 'run scripts/setup/setup.sh (transformers.js)'); };
 const EOS = 128001;
 
 // A minimal stand-in for transformers.js's Tensor (what _call uses: dims, data).

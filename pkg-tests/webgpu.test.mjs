@@ -137,7 +137,7 @@ function serve() {
 }
 
 test('WebGPU in headless Chromium (SwiftShader): applyMaskGPU equals the reference', async (t) => {
-  fixture(CHROMIUM, 'run scripts/setup.sh (chromium)');
+  fixture(CHROMIUM, 'run scripts/setup/setup.sh (chromium)');
   const { chromium } = await import('playwright-core');
   const server = await serve();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'grammask-webgpu-'));

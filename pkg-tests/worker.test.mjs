@@ -2,7 +2,7 @@
 // GET /, POST /mask and POST /validate answers against the Node package and
 // the native CLI. Cold start (process start to first answer) and per-request
 // times are reported, not asserted. Needs www/node_modules (wrangler 4.86.0,
-// scripts/setup.sh) and www/worker/vendor (scripts/build-www.sh): missing, the
+// scripts/setup/setup.sh) and www/worker/vendor (scripts/build/build-www.sh): missing, the
 // test fails. wrangler dev listens on a free port (and a free inspector port),
 // and the server that answers must prove it is the Worker this test started:
 // GET /health returns the per-run nonce passed in as the GRAMMASK_NONCE var.
@@ -58,8 +58,8 @@ const post = async (base, p, body, tries = 3) => {
 };
 
 test('Cloudflare Worker under wrangler dev: /mask and /validate equal the package and the CLI', { timeout: 300_000 }, async (t) => {
-  assert.ok(fs.existsSync(WRANGLER), 'wrangler missing: run scripts/setup.sh');
-  assert.ok(fs.existsSync(path.join(WORKER, 'vendor/store.gmask')), 'www/worker/vendor missing: run scripts/build-www.sh');
+  assert.ok(fs.existsSync(WRANGLER), 'wrangler missing: run scripts/setup/setup.sh');
+  assert.ok(fs.existsSync(path.join(WORKER, 'vendor/store.gmask')), 'www/worker/vendor missing: run scripts/build/build-www.sh');
   const PORT = await freePort();
   const INSPECTOR = await freePort();
   const nonce = crypto.randomBytes(16).toString('hex');

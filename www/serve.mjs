@@ -33,7 +33,7 @@ export function start(port = 8080, host = '127.0.0.1') {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (!fs.existsSync(DIST)) { console.error('www/dist missing: run scripts/build-www.sh (or ./run.sh)'); process.exit(1); }
+  if (!fs.existsSync(DIST)) { console.error('www/dist missing: run scripts/build/build-www.sh (or ./run.sh)'); process.exit(1); }
   const s = await start(Number(process.argv[2] ?? 8080));
   console.log(`grammask demo: http://127.0.0.1:${s.address().port}/  (Ctrl-C to stop)`);
 }

@@ -5,7 +5,7 @@
 //! - [`lexer`] ([`RefLexer`](lexer::RefLexer)): the lexing semantics of
 //!   every [`LexerMode`](crate::grammar::LexerMode), one competing terminal
 //!   table at a time. Checks the lexer automaton ([`crate::lexer::Lexer`]):
-//!   its lexings and completions equal the reference's (tests/lexer.rs).
+//!   its lexings and completions equal the reference's (tests/suite/lexer.rs).
 //! - [`recognizer`] ([`Recognizer`](recognizer::Recognizer)): whole-text
 //!   recognition, "the grammar's language": reference lexer + the
 //!   incremental parser with the off-side rule, lexing and parsing

@@ -210,7 +210,7 @@ fn wrong_version_and_tokenizer_are_named() {
 
 fn llama3() -> std::path::PathBuf {
     let p = root().join("models/llama3/tokenizer.json");
-    assert!(p.exists(), "{} missing: run scripts/setup.sh", p.display());
+    assert!(p.exists(), "{} missing: run scripts/setup/setup.sh", p.display());
     p
 }
 

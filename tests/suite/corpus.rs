@@ -1,17 +1,17 @@
 //! Corpus acceptance tests ("issue 2"): the recognizer ([`Recognizer::check`],
 //! i.e. `grammask parse`) against real files and their reference parsers.
 //!
-//! 1. `stdlib_acceptance`: every file of `python3 scripts/corpus.py stdlib` (the
+//! 1. `stdlib_acceptance`: every file of `python3 scripts/experiments/corpus.py stdlib` (the
 //!    stdlib files ast.parse accepts) through grammars/python.lark. Files listed in
 //!    grammars/cases/stdlib_rejected.txt may fail; any other failure fails the test,
 //!    and so does an acceptance rate under 99%.
 //! 2. `python_mutation_agreement`: one-token mutants of stdlib files
-//!    (`scripts/mutate.py python`, verdicts from ast.parse); the recognizer must
+//!    (`scripts/experiments/mutate.py python`, verdicts from ast.parse); the recognizer must
 //!    agree with ast.parse on at least 97% of them. Disagreements are categorized
 //!    (leniency by ast's SyntaxError message, strictness by our error) on stderr.
-//! 3. `json_acceptance`: every file of `python3 scripts/corpus.py json` must be
+//! 3. `json_acceptance`: every file of `python3 scripts/experiments/corpus.py json` must be
 //!    accepted by grammars/json.lark.
-//! 4. `json_mutations`: one-token / one-byte mutants (`scripts/mutate.py json`,
+//! 4. `json_mutations`: one-token / one-byte mutants (`scripts/experiments/mutate.py json`,
 //!    verdicts from json.loads): every mutant json.loads rejects must be rejected,
 //!    every one it accepts must be accepted, except those accepted only through the
 //!    NaN/Infinity extension (either way; counted).
@@ -37,10 +37,10 @@ fn seed() -> String {
     std::env::var("GRAMMASK_SEED").unwrap_or_else(|_| "1".into())
 }
 
-/// Run `python3 scripts/<script> args...` and return its stdout; its stderr is
+/// Run `python3 scripts/experiments/<script> args...` and return its stdout; its stderr is
 /// passed through. Any failure (no python3, non-zero exit) fails the test.
 fn python(script: &str, args: &[&str]) -> String {
-    let path = root().join("scripts").join(script);
+    let path = root().join("scripts/experiments").join(script);
     let out = Command::new("python3")
         .arg(&path)
         .args(args)
@@ -107,7 +107,7 @@ impl Mutant {
     }
 }
 
-/// Generate `n` mutants with scripts/mutate.py and read its manifest.
+/// Generate `n` mutants with scripts/experiments/mutate.py and read its manifest.
 fn mutants(mode: &str, n: usize, dir: &TempDir, extra: &[&str]) -> Vec<Mutant> {
     let (n_s, seed, out) = (n.to_string(), seed(), dir.0.display().to_string());
     let mut args = vec![mode, "--n", &n_s, "--seed", &seed, "--out", &out];
@@ -184,7 +184,7 @@ fn expected_rejections() -> Vec<(PathBuf, String)> {
 #[test]
 fn stdlib_acceptance() {
     let files = corpus_list("stdlib");
-    assert!(files.len() >= 100, "scripts/corpus.py stdlib listed only {} files", files.len());
+    assert!(files.len() >= 100, "scripts/experiments/corpus.py stdlib listed only {} files", files.len());
     let expected = expected_rejections();
     let rec = recognizer("python.lark");
     let run = Run::over(&rec, &files);
@@ -278,7 +278,7 @@ fn python_mutation_agreement() {
 #[test]
 fn json_acceptance() {
     let files = corpus_list("json");
-    assert!(files.len() >= 10, "scripts/corpus.py json listed only {} files", files.len());
+    assert!(files.len() >= 10, "scripts/experiments/corpus.py json listed only {} files", files.len());
     let rec = recognizer("json.lark");
     let run = Run::over(&rec, &files);
     run.report("json corpus (grammars/json.lark)");

@@ -1,8 +1,8 @@
 //! The paper's three experiments, through the `grammask` binary
-//! (scripts/experiments.sh runs the same steps and prints the figures).
+//! (scripts/experiments/experiments.sh runs the same steps and prints the figures).
 //!
 //! 1. `exp1_check_real_files`: `grammask check` replays stdlib .py files and
-//!    real JSON files (scripts/corpus.py) with the Llama-3 and Qwen3 tokenizers:
+//!    real JSON files (scripts/experiments/corpus.py) with the Llama-3 and Qwen3 tokenizers:
 //!    every token must be in the mask, EOS allowed at the end of every file, and
 //!    `grammask parse` must give the same verdict on every file.
 //! 2. `exp2_generate`: `grammask generate` samples texts through the masks; every
@@ -16,7 +16,7 @@
 //!    every position.
 //!
 //! Stores are cached in out/ (`<grammar>-<tokenizer>[-raw].gmask`, shared with
-//! scripts/experiments.sh) and rebuilt when older than the grammar, the
+//! scripts/experiments/experiments.sh) and rebuilt when older than the grammar, the
 //! tokenizer or the binary.
 //!
 //! Tiers: by default a few files, 20 samples, and Python stores for Llama-3 only
@@ -47,7 +47,7 @@ fn pairs() -> Vec<(&'static str, &'static str)> {
     v
 }
 
-/// Samples per (grammar, tokenizer) and the sampling options (as in scripts/experiments.sh).
+/// Samples per (grammar, tokenizer) and the sampling options (as in scripts/experiments/experiments.sh).
 fn gen_args(grammar: &str) -> Vec<String> {
     let count = if full() { 400 } else { 20 };
     let mut a = vec!["--count".to_string(), count.to_string(), "--seed".into(), "1".into()];
@@ -92,7 +92,7 @@ fn compile(grammar: &str, tok: &str, raw: bool) -> PathBuf {
     let report = path.with_extension("compile.json");
     let g = root().join(format!("grammars/{grammar}.lark"));
     let t = root().join(format!("models/{tok}/tokenizer.json"));
-    assert!(t.exists(), "{} is missing: run scripts/setup.sh", t.display());
+    assert!(t.exists(), "{} is missing: run scripts/setup/setup.sh", t.display());
     let newest = [&g, &t, Path::new(BIN)].iter().map(|p| mtime(p)).max().unwrap();
     if mtime(&path) > newest && mtime(&report) >= mtime(&path) {
         return path;
@@ -136,10 +136,10 @@ fn stores() -> &'static HashMap<(&'static str, &'static str, bool), PathBuf> {
     })
 }
 
-/// Every `stride`-th file of `scripts/corpus.py kind`.
+/// Every `stride`-th file of `scripts/experiments/corpus.py kind`.
 fn corpus(kind: &str, stride: usize) -> Vec<String> {
-    let out = Command::new("python3").arg(root().join("scripts/corpus.py")).arg(kind).output().expect("cannot run python3");
-    assert!(out.status.success(), "scripts/corpus.py {kind} failed");
+    let out = Command::new("python3").arg(root().join("scripts/experiments/corpus.py")).arg(kind).output().expect("cannot run python3");
+    assert!(out.status.success(), "scripts/experiments/corpus.py {kind} failed");
     String::from_utf8(out.stdout).unwrap().lines().filter(|l| !l.is_empty()).step_by(stride).map(String::from).collect()
 }
 

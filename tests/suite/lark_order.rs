@@ -1,7 +1,7 @@
 //! The Lark front end's [`LarkOrder`] (Lark's lexer sort key: `max_width`,
 //! `len(pattern.value)`, flags) and priorities equal Lark 1.2.2's own values,
 //! terminal by terminal, for the definitions in `grammars/cases/oracle/lark_order.json`
-//! (dumped from Lark by `scripts/lark_order_cases.py`).
+//! (dumped from Lark by `scripts/gen/lark_order_cases.py`).
 
 use grammask::constraint::parse_lark as parse_grammar;
 use grammask::grammar::Cfg;

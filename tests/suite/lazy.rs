@@ -17,7 +17,7 @@ use std::rc::Rc;
 fn llama3() -> Rc<PreparedVocab> {
     let path = root().join("models/llama3/tokenizer.json");
     let vocab = grammask::vocab::load::load_tokenizer_file(&path, None)
-        .unwrap_or_else(|e| panic!("{e} (run scripts/setup.sh to fetch the tokenizers)"));
+        .unwrap_or_else(|e| panic!("{e} (run scripts/setup/setup.sh to fetch the tokenizers)"));
     Rc::new(PreparedVocab::new(vocab))
 }
 

@@ -17,7 +17,7 @@ pub struct Tok {
 impl Tok {
     pub fn llama3() -> Tok {
         let p = root().join("models/llama3/tokenizer.json");
-        let vocab = grammask::vocab::load::load_tokenizer_file(&p, None).expect("models/llama3 (run scripts/setup.sh)");
+        let vocab = grammask::vocab::load::load_tokenizer_file(&p, None).expect("models/llama3 (run scripts/setup/setup.sh)");
         let tok = tokenizers::Tokenizer::from_file(&p).expect("tokenizer");
         Tok { pv: Rc::new(PreparedVocab::new(vocab)), tok }
     }

