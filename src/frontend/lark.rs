@@ -1,13 +1,13 @@
 //! Lark front end: grammar text → normalized [`Cfg`].
 //!
 //! Stages:
-//! 1. [`syntax`] lexes and parses the Lark grammar language into statements;
+//! 1. `syntax` lexes and parses the Lark grammar language into statements;
 //! 2. the *builder* (this file) collects definitions, resolving `%import`s the
 //!    way Lark does: every name of an imported grammar other than the imported
 //!    ones is *mangled* (`common__X`, `_common__X` for `_X`, `sibling__rule`),
 //!    unreferenced definitions of the imported grammar are dropped, and
 //!    `%ignore`/`%indent` of imported grammars are skipped;
-//! 3. [`normalize`] turns terminal definitions into one regex each (references
+//! 3. `normalize` turns terminal definitions into one regex each (references
 //!    inlined, Python regexes translated by the regex layer's Python dialect) and expands the EBNF
 //!    of rules exactly like Lark's `EBNF_to_BNF` + `SimplifyRule_Visitor`, so
 //!    LALR conflicts match Lark's LALR:

@@ -1,6 +1,6 @@
 //! The front ends (feature `compiler`), side by side: each reads one kind
 //! of constraint and emits the same normalized grammar
-//! ([`Cfg`](crate::grammar::Cfg)) over the regex layer ([`crate::regex`]).
+//! ([`Cfg`](crate::grammar::Cfg)) over the regex layer (`crate::regex`).
 //! - [`lark`]: a Lark grammar (`%json` embeds a JSON Schema through the
 //!   schema compiler its caller passes in, as `%import` gets its resolver);
 //! - [`schema`]: a JSON Schema (also `json` / `json_object` output);

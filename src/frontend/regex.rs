@@ -4,7 +4,7 @@
 //! (and an empty alternative when the regex matches the empty string).
 //!
 //! The pattern is translated by the regex layer's Python dialect
-//! ([`crate::regex`], shared with the Lark front end)
+//! (`crate::regex`, shared with the Lark front end)
 //! (`\Z`, octal/hex escapes, verbose mode, inline flags `i m s x`, named
 //! groups, …). Anchors: a leading `^`/`\A` and a trailing `$`/`\Z` are
 //! no-ops under fullmatch; anchors elsewhere are resolved when they can only

@@ -479,7 +479,7 @@ impl SetsBuilder {
     }
 
     /// The pool, with heavy sets re-encoded as differences where smaller
-    /// (see [`delta_encode`]).
+    /// (see `delta_encode`).
     pub fn finish(self) -> TokenSets {
         delta_encode(self.sets)
     }

@@ -58,7 +58,7 @@
 //! ## Version policy
 //! Any change to the layout or to the meaning of a table bumps
 //! [`FORMAT_VERSION`]; a loader refuses every other version with
-//! [`ErrorKind::BlobVersion`](crate::ErrorKind::BlobVersion). Blobs are rebuilt
+//! [`ErrorKind::BlobVersion`]. Blobs are rebuilt
 //! from the grammar with `grammask compile`; there is no migration. Version 1:
 //! plain u32 arrays, FNV checksums. Version 2: narrow arrays, deduplicated
 //! lexer rows, entry items and sequences, token lengths instead of offsets,
