@@ -118,7 +118,7 @@ pub fn compiler_limits() -> Vec<f64> {
 pub fn limits() -> js_sys::Object {
     let out = js_sys::Object::new();
     for (name, value) in crate::limits::Limits::DEFAULT.entries() {
-        let _ = js_sys::Reflect::set(&out, &name.as_str().into(), &(value as f64).into());
+        let _ = js_sys::Reflect::set(&out, &name.into(), &(value as f64).into());
     }
     out
 }
