@@ -132,6 +132,7 @@ pub struct Matcher {
     history: VecDeque<State>,
     max_history: usize,
     parser_calls: Cell<u64>,
+    direct_masks: Cell<u64>,
     /// Feeds of an entry's first symbol, and how many of those were rejected.
     first_feeds: Cell<(u64, u64)>,
     cache: RefCell<MaskCache>,
@@ -152,6 +153,7 @@ impl Matcher {
             history: VecDeque::new(),
             max_history: opts.max_rollback,
             parser_calls: Cell::new(0),
+            direct_masks: Cell::new(0),
             first_feeds: Cell::new((0, 0)),
             cache: RefCell::new(MaskCache::default()),
             cache_cap: opts.mask_cache,
@@ -230,10 +232,12 @@ impl Matcher {
         let st = &*self.store;
         let work: usize = if self.cache_cap == 0 {
             0
-        } else {
-            st.ensure(state.configs.iter().map(|c| c.q));
+        } else if st.ensure_bounded(state.configs.iter().map(|c| c.q)) {
             let t = st.tables();
             state.configs.iter().map(|c| t.entries(c.q).len()).sum()
+        } else {
+            // Computed directly (a first visit over budget): always worth caching.
+            usize::MAX
         };
         if self.cache_cap == 0 || work < self.cache_min {
             self.compute_into(state, out);
@@ -281,8 +285,11 @@ impl Matcher {
     /// when none was).
     fn compute_into(&self, state: &State, out: &mut [u32]) -> usize {
         let st = &*self.store;
-        // Per-request stores compute a position's entries on its first visit.
-        st.ensure(state.configs.iter().map(|c| c.q));
+        // Per-request stores compute a position's entries on its first
+        // visit, within a budget; over it, the mask is computed directly.
+        if !st.ensure_bounded(state.configs.iter().map(|c| c.q)) {
+            return self.compute_direct(state, out);
+        }
         let tables = st.tables();
         let t = &*tables;
         // The first configuration's always-set overwrites the buffer (one
@@ -417,6 +424,34 @@ impl Matcher {
         let (a, b) = self.first_feeds.get();
         self.first_feeds.set((a + first, b + first_rej));
         low
+    }
+
+    /// The mask without EOS, with the parser in the loop over the token trie
+    /// (see [`crate::store::direct`]); returns 0 (the whole LR stack may
+    /// have been read: a cached copy must match it all).
+    fn compute_direct(&self, state: &State, out: &mut [u32]) -> usize {
+        out.fill(0);
+        #[cfg(feature = "compiler")]
+        for c in &state.configs {
+            self.store.direct_mask_into(&state.parser, c.q, &c.pending, out);
+        }
+        self.direct_masks.set(self.direct_masks.get() + 1);
+        0
+    }
+
+    /// Masks computed directly so far (first visits over budget).
+    pub fn direct_masks(&self) -> u64 {
+        self.direct_masks.get()
+    }
+
+    /// Spend up to `budget` of idle time (e.g. while the model runs its
+    /// forward pass) computing the store entries of positions whose first
+    /// visit was computed directly, so that later masks there come from the
+    /// store. Returns true if such positions remain. Cheap when there is
+    /// nothing to do; the store is shared, so every matcher on it gains.
+    pub fn prefetch(&self, budget: std::time::Duration) -> bool {
+        let t = crate::time::Instant::now();
+        self.store.prefetch(|| t.elapsed() < budget)
     }
 
     /// The allowed-token mask as a new vector.

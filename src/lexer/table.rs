@@ -150,6 +150,9 @@ impl Dfa {
     }
 }
 
+/// Terminal DFAs up to this size (unminimized) are minimized (see [`compile_regex`]).
+const MINIMIZE_MAX_BYTES: usize = 512 << 10;
+
 fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<Dfa> {
     // utf8(false): the lookahead markers are bytes that are not UTF-8.
     let hir = regex_syntax::ParserBuilder::new()
@@ -169,17 +172,27 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
         .configure(thompson::Config::new().nfa_size_limit(Some(NFA_SIZE_LIMIT)))
         .build_from_hir(&hir)
         .map_err(|e| err!(Regex, "{}: cannot compile regex /{re}/: {e}", who()))?;
-    let dfa = dense::Builder::new()
-        .configure(
-            dense::Config::new()
-                .match_kind(kind)
-                .start_kind(StartKind::Anchored)
-                .minimize(true)
-                .determinize_size_limit(Some(DFA_SIZE_LIMIT))
-                .dfa_size_limit(Some(DFA_SIZE_LIMIT)),
-        )
-        .build_from_nfa(&nfa)
-        .map_err(|e| err!(Regex, "{}: cannot build a DFA for /{re}/: {e}", who()))?;
+    // Minimized only when small: minimizing costs far more than
+    // determinizing, and large terminal DFAs (a string of up to 512
+    // characters: one state per count) are minimal or nearly so already.
+    // The language, hence every mask, is the same either way.
+    let build = |minimize: bool| {
+        dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .match_kind(kind)
+                    .start_kind(StartKind::Anchored)
+                    .minimize(minimize)
+                    .determinize_size_limit(Some(DFA_SIZE_LIMIT))
+                    .dfa_size_limit(Some(DFA_SIZE_LIMIT)),
+            )
+            .build_from_nfa(&nfa)
+            .map_err(|e| err!(Regex, "{}: cannot build a DFA for /{re}/: {e}", who()))
+    };
+    let mut dfa = build(false)?;
+    if dfa.memory_usage() <= MINIMIZE_MAX_BYTES {
+        dfa = build(true)?;
+    }
     let start = dfa
         .start_state(&start::Config::new().anchored(Anchored::Yes))
         .map_err(|e| err!(Regex, "{}: no anchored start state for /{re}/: {e}", who()))?;

@@ -227,12 +227,15 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
     };
     let lazy = Lazy {
         pv: pv.clone(),
-        done: vec![false; nq],
+        done: vec![NOT_TRIED; nq],
         n_done: 0,
+        deferred: Vec::new(),
         walker: Walker::default(),
         seqs: SeqInterner::new(),
         asm: Assembler::default(),
         transitions: 0,
+        first_visit_budget: FIRST_VISIT_BUDGET,
+        direct: super::direct::DirectWalk::default(),
     };
     let store = MaskStore {
         lexer,
@@ -281,7 +284,7 @@ pub fn grammar_fingerprint(cfg: &Cfg) -> u64 {
     h.finish()
 }
 
-fn step_ctx<'a>(lexer: &'a Lexer, grammar: &IncTables) -> StepCtx<'a> {
+pub(super) fn step_ctx<'a>(lexer: &'a Lexer, grammar: &IncTables) -> StepCtx<'a> {
     StepCtx { lexer, events: grammar.events, newline: grammar.indent.as_ref().map_or(NONE, |i| i.newline) }
 }
 
@@ -335,10 +338,21 @@ fn walk_all(lexer: &Lexer, grammar: &IncTables, trie: &TokenTrie, progress: &mut
     RawStore { q_base, q_target, entries, always, transitions }
 }
 
-#[derive(Clone, Default)]
-struct Walker {
+#[derive(Clone)]
+pub(crate) struct Walker {
     arena: Vec<(u32, u32, u32)>,
     frames: Vec<(usize, usize, usize)>,
+    /// Configuration steps left before the walk gives up (see
+    /// [`Lazy::compute`]); `u64::MAX`: no bound.
+    budget: u64,
+    /// The last walk ran out of `budget` (its result is incomplete).
+    over: bool,
+}
+
+impl Default for Walker {
+    fn default() -> Self {
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false }
+    }
 }
 
 impl Walker {
@@ -354,6 +368,9 @@ impl Walker {
         transitions: &mut u64,
     ) -> Entries {
         let map = self.walk(cx, trie, seqs, l, x, transitions);
+        if self.over {
+            return Vec::new();
+        }
         let mut list = self.finish(cx, seqs, map, None);
         super::streamline::merge(&mut list);
         list
@@ -406,12 +423,18 @@ impl Walker {
                 let arena = &mut self.arena;
                 walk::step(cx, cl, cxg, b, &mut |l2, z, syms| {
                     let s2 = if syms.is_empty() { cs } else { seqs.extend(cs, syms) };
-                    let item = (l2, z, s2);
-                    if !arena[start..].contains(&item) {
-                        arena.push(item);
-                    }
+                    arena.push((l2, z, s2));
                 });
             }
+            dedup_tail(&mut self.arena, start);
+            // Cost: the configurations stepped and those they produced.
+            let cost = (phi - plo + self.arena.len() - start) as u64;
+            if cost > self.budget {
+                self.over = true;
+                self.budget = 0;
+                return;
+            }
+            self.budget -= cost;
             let end = trie.subtree_end(i as u32) as usize;
             if self.arena.len() == start {
                 i = end;
@@ -453,7 +476,7 @@ impl Walker {
         x: u32,
         transitions: &mut u64,
     ) -> Entries {
-        let Some((sig, order)) = lexeme_loop(cx, l, x) else {
+        let Some((sig, order)) = lexeme_loop(cx, l, x, trie.max_depth()) else {
             return self.entries(cx, trie, seqs, l, x, transitions);
         };
         let lw = loop_walks(&sig);
@@ -463,19 +486,24 @@ impl Walker {
             let arena = &mut self.arena;
             walk::step(cx, order[ps as usize], x, trie.byte(f), &mut |l2, z, syms| {
                 let s2 = if syms.is_empty() { 0 } else { seqs.extend(0, syms) };
-                let item = (l2, z, s2);
-                if !arena.contains(&item) {
-                    arena.push(item);
-                }
+                arena.push((l2, z, s2));
             });
+            dedup_tail(&mut self.arena, 0);
             if self.arena.is_empty() {
                 continue;
             }
             self.record(trie, f as usize, 0, &mut out, transitions);
             self.walk_range(cx, trie, seqs, f as usize + 1, trie.subtree_end(f) as usize, &mut out, transitions);
+            if self.over {
+                break;
+            }
         }
-        *transitions += lw.inside.len() as u64;
-        let mut list = self.finish(cx, seqs, out, Some(&lw.inside));
+        if self.over {
+            return Vec::new();
+        }
+        let inside: Vec<u32> = lw.inside_ids().collect();
+        *transitions += inside.len() as u64;
+        let mut list = self.finish(cx, seqs, out, Some(&inside));
         super::streamline::merge(&mut list);
         list
     }
@@ -535,6 +563,39 @@ impl Walker {
     }
 }
 
+/// Remove duplicates from `v[start..]` (order not kept: it does not matter
+/// to a walk). A linear `contains` per push is quadratic where a byte
+/// starts hundreds of terminals (global lexing of a large schema).
+#[inline]
+pub(super) fn dedup_tail<T: Ord + Copy>(v: &mut Vec<T>, start: usize) {
+    let n = v.len() - start;
+    if n < 2 {
+        return;
+    }
+    if n <= 8 {
+        // Few items: keep the first of each, no sort.
+        let mut w = start + 1;
+        for r in start + 1..v.len() {
+            let x = v[r];
+            if !v[start..w].contains(&x) {
+                v[w] = x;
+                w += 1;
+            }
+        }
+        v.truncate(w);
+        return;
+    }
+    v[start..].sort_unstable();
+    let mut w = start + 1;
+    for r in start + 1..v.len() {
+        if v[r] != v[w - 1] {
+            v[w] = v[r];
+            w += 1;
+        }
+    }
+    v.truncate(w);
+}
+
 /// Codes of a loop signature besides loop state indices.
 const LOOP_DEAD: u32 = u32::MAX;
 const LOOP_EXIT: u32 = u32::MAX - 1;
@@ -549,41 +610,50 @@ const SIG_HEADER: usize = 257;
 /// so a trie walk from `(l, x)` is a plain DFA run over the lexer states
 /// reachable that way (the loop), until a byte reaches a state where `x`
 /// wins (an exit: from there on the general walk takes over). Returns the
-/// signature (the lexer's byte classes, then per loop state, in discovery
-/// order, per byte class: the next loop state, [`LOOP_EXIT`] or
-/// [`LOOP_DEAD`]) and the loop's lexer states; `None` when the position has
-/// no loop (the start position, a winner, the `%indent` newline, too many
-/// states).
-fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+/// signature and the loop's lexer states (in discovery order); `None` when
+/// the position has no loop (the start position, a winner, the `%indent`
+/// newline, too many states).
+///
+/// The signature is canonical, so that equal loops share one walk in the
+/// vocabulary's cache across positions and compiles: the loop's own byte
+/// classes (bytes with equal columns), numbered by their first byte, then
+/// per loop state (discovered breadth-first, bytes in order) per loop class:
+/// the next loop state, [`LOOP_EXIT`] or [`LOOP_DEAD`]. States `horizon`
+/// bytes away (the longest token) have their rows left [`LOOP_DEAD`]: no
+/// token reads them, so a string of at most 512 characters has, at every
+/// count more than `horizon` from the bound, the same signature.
+pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Option<(Vec<u32>, Vec<u32>)> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
     if x == NO_TARGET || x == cx.newline || lx.may_win(LexStateId(l), xt) {
         return None;
     }
     let nc = lx.n_classes();
-    let mut rep = vec![0u8; nc];
-    let mut seen_class = vec![false; nc];
-    let mut sig = Vec::with_capacity(SIG_HEADER + 4 * nc);
-    sig.push(nc as u32);
+    // The lexer's classes by first byte (a canonical order).
+    let mut rep = vec![u16::MAX; nc];
+    let mut by_first = Vec::with_capacity(nc);
     for b in 0..=255u8 {
         let c = lx.class(b) as usize;
-        sig.push(c as u32);
-        if !seen_class[c] {
-            seen_class[c] = true;
-            rep[c] = b;
+        if rep[c] == u16::MAX {
+            rep[c] = b as u16;
+            by_first.push(c);
         }
     }
     let mut order = vec![l];
+    let mut depth = vec![0usize];
     let mut index: HashMap<u32, u32> = HashMap::from([(l, 0)]);
+    // Rows over the lexer's classes (in `by_first` order), then re-keyed.
+    let mut rows: Vec<u32> = Vec::with_capacity(4 * nc);
     let mut i = 0;
     while i < order.len() {
         let s = LexStateId(order[i]);
+        let d = depth[i];
         i += 1;
-        for (c, &b) in rep.iter().enumerate() {
-            let code = if !seen_class[c] {
+        for &c in &by_first {
+            let code = if d >= horizon {
                 LOOP_DEAD
             } else {
-                match lx.cont(s, b) {
+                match lx.cont(s, rep[c] as u8) {
                     Some(l2) if lx.can_complete(l2, xt) => {
                         if lx.may_win(l2, xt) {
                             LOOP_EXIT
@@ -595,20 +665,41 @@ fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32) -> Option<(Vec<u32>, Vec<u32>)> 
                             }
                             index.insert(l2.0, order.len() as u32);
                             order.push(l2.0);
+                            depth.push(d + 1);
                             order.len() as u32 - 1
                         }
                     }
                     _ => LOOP_DEAD,
                 }
             };
-            sig.push(code);
+            rows.push(code);
         }
+    }
+    // The loop's classes: lexer classes (by first byte) with equal columns.
+    let ns = order.len();
+    let mut col_class: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut lclass_of = vec![0u32; nc];
+    let mut lclass_cols: Vec<usize> = Vec::new();
+    for (k, &c) in by_first.iter().enumerate() {
+        let col: Vec<u32> = (0..ns).map(|q| rows[q * nc + k]).collect();
+        let n = col_class.len() as u32;
+        lclass_of[c] = *col_class.entry(col).or_insert_with(|| {
+            lclass_cols.push(k);
+            n
+        });
+    }
+    let nlc = lclass_cols.len();
+    let mut sig = Vec::with_capacity(SIG_HEADER + ns * nlc);
+    sig.push(nlc as u32);
+    sig.extend((0..=255u8).map(|b| lclass_of[lx.class(b) as usize]));
+    for q in 0..ns {
+        sig.extend(lclass_cols.iter().map(|&k| rows[q * nc + k]));
     }
     Some((sig, order))
 }
 
 /// Run a loop signature over the whole trie (see [`lexeme_loop`]).
-fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
+pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
     let nc = sig[0] as usize;
     let class = &sig[1..SIG_HEADER];
     let rows = &sig[SIG_HEADER..];
@@ -643,13 +734,9 @@ fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
             }
         }
     }
-    // Sorted ids from the bitset (cheaper than sorting ~100k ids).
-    for (wi, &word) in bits.iter().enumerate() {
-        let mut b = word;
-        while b != 0 {
-            w.inside.push(wi as u32 * 64 + b.trailing_zeros());
-            b &= b - 1;
-        }
+    w.inside = bits.iter().flat_map(|&x| [x as u32, (x >> 32) as u32]).collect();
+    while w.inside.last() == Some(&0) {
+        w.inside.pop();
     }
     w
 }
@@ -780,19 +867,46 @@ fn assemble(lexer: Lexer, grammar: IncTables, vocab: Rc<Vocab>, info: StoreInfo,
     }
 }
 
+/// Position states of a [`Lazy`] store.
+const NOT_TRIED: u8 = 0;
+const COMPUTED: u8 = 1;
+/// Over the first-visit budget: masks computed directly until
+/// [`Lazy::prefetch`] computes the entries.
+const DEFERRED: u8 = 2;
+/// Over the prefetch budget too: masks computed directly for good.
+const DIRECT: u8 = 3;
+
+/// Configuration steps a position's token walk may take on its first visit
+/// before the mask is computed directly instead (about 0.2 ms natively).
+pub const FIRST_VISIT_BUDGET: u64 = 20_000;
+/// Configuration steps a deferred position's walk may take in
+/// [`Lazy::prefetch`] (beyond that, its store entries would be too many to
+/// be worth keeping: the direct walk, with the parser in the loop, is cheaper).
+pub const PREFETCH_BUDGET: u64 = 2_000_000;
+
 /// A store's way to compute positions on first visit (see
 /// [`MaskStore::ensure`]): the token walk of one position, then its raw
 /// entries added to the tables. A position's entries equal those of the
 /// same grammar's unstreamlined full compile.
+///
+/// A first visit is bounded: a walk that takes more than
+/// `first_visit_budget` configuration steps is abandoned, the position is
+/// *deferred*, and the matcher computes masks there directly (the parser in
+/// the loop over the token trie, [`super::direct`]) until
+/// [`Lazy::prefetch`] (idle time) computes its entries.
 #[derive(Clone)]
 pub(crate) struct Lazy {
     pv: Rc<PreparedVocab>,
-    done: Vec<bool>,
+    done: Vec<u8>,
     n_done: usize,
+    /// Deferred positions, oldest first (some may be computed since).
+    deferred: Vec<QId>,
     walker: Walker,
     seqs: SeqInterner,
     asm: Assembler,
     transitions: u64,
+    first_visit_budget: u64,
+    pub(crate) direct: super::direct::DirectWalk,
 }
 
 impl std::fmt::Debug for Lazy {
@@ -802,22 +916,83 @@ impl std::fmt::Debug for Lazy {
 }
 
 impl Lazy {
+    /// Are `q`'s entries in the tables?
     pub fn has(&self, q: QId) -> bool {
-        self.done.get(q as usize).copied().unwrap_or(true)
+        self.done.get(q as usize).is_none_or(|&d| d == COMPUTED)
     }
     pub fn n_computed(&self) -> usize {
         self.n_done
     }
-    pub fn compute(&mut self, store: &MaskStore, t: &mut Tables, q: QId) {
+    /// Deferred positions not computed yet.
+    pub fn n_deferred(&self) -> usize {
+        self.deferred.iter().filter(|&&q| self.done[q as usize] == DEFERRED).count()
+    }
+    pub fn prepared(&self) -> &Rc<PreparedVocab> {
+        &self.pv
+    }
+    pub fn set_first_visit_budget(&mut self, steps: u64) {
+        self.first_visit_budget = steps;
+    }
+
+    /// Compute `q`'s entries on a first visit (bounded, unless `unbounded`).
+    /// False if `q` is deferred or direct (its masks are computed directly).
+    pub fn visit(&mut self, store: &MaskStore, t: &mut Tables, q: QId, unbounded: bool) -> bool {
+        match self.done[q as usize] {
+            COMPUTED => true,
+            NOT_TRIED => {
+                let budget = if unbounded { u64::MAX } else { self.first_visit_budget };
+                if self.compute(store, t, q, budget) {
+                    return true;
+                }
+                self.done[q as usize] = DEFERRED;
+                self.deferred.push(q);
+                false
+            }
+            _ if unbounded => self.compute(store, t, q, u64::MAX),
+            _ => false,
+        }
+    }
+
+    /// Compute deferred positions' entries, oldest first, until `deadline`
+    /// passes (checked between positions; one walk is bounded by
+    /// [`PREFETCH_BUDGET`]). Returns true if deferred positions remain.
+    pub fn prefetch(&mut self, store: &MaskStore, t: &mut Tables, mut more_time: impl FnMut() -> bool) -> bool {
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if !more_time() {
+                break;
+            }
+            let q = self.deferred[i];
+            i += 1;
+            if self.done[q as usize] == DEFERRED && !self.compute(store, t, q, PREFETCH_BUDGET) {
+                self.done[q as usize] = DIRECT;
+            }
+        }
+        self.deferred.drain(..i);
+        self.deferred.retain(|&q| self.done[q as usize] == DEFERRED);
+        !self.deferred.is_empty()
+    }
+
+    /// The token walk of `q` within `budget` steps, its entries added to
+    /// the tables; false (nothing added) if the walk ran over.
+    fn compute(&mut self, store: &MaskStore, t: &mut Tables, q: QId, budget: u64) -> bool {
         let (l, x) = store.q_parts(q);
         let cx = step_ctx(&store.lexer, &store.grammar);
         let pv = &self.pv;
         let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
+        self.walker.budget = budget;
+        self.walker.over = false;
         let list = self.walker.entries_via_loop(cx, pv.trie(), &mut lw, &mut self.seqs, l, x, &mut self.transitions);
+        self.walker.budget = u64::MAX;
+        if self.walker.over {
+            self.walker.over = false;
+            return false;
+        }
         let none = super::streamline::ContextVerdicts::default();
         self.asm.add(t, &store.grammar, &none, q as usize, x, &list, &[]);
-        self.done[q as usize] = true;
+        self.done[q as usize] = COMPUTED;
         self.n_done += 1;
+        true
     }
 }
 

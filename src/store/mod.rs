@@ -18,6 +18,8 @@ pub mod sets;
 pub mod walk;
 #[cfg(feature = "compiler")]
 pub mod build;
+#[cfg(feature = "compiler")]
+pub(crate) mod direct;
 pub mod wire;
 #[cfg(feature = "compiler")]
 pub mod streamline;
@@ -375,10 +377,85 @@ impl MaskStore {
             let mut l = l.borrow_mut();
             for q in qs.clone() {
                 if !l.has(q) {
-                    l.compute(self, &mut self.tables.borrow_mut(), q);
+                    l.visit(self, &mut self.tables.borrow_mut(), q, true);
                 }
             }
         }
+        self.sync_lcp(qs);
+    }
+
+    /// [`MaskStore::ensure`] within the first-visit budget (see
+    /// [`build::Lazy`]): false if some position has no entries yet (its
+    /// walk is deferred), so the mask must be computed directly
+    /// ([`MaskStore::direct_mask_into`]).
+    #[inline]
+    pub fn ensure_bounded(&self, qs: impl IntoIterator<Item = QId> + Clone) -> bool {
+        #[cfg(feature = "compiler")]
+        if let Some(l) = &self.lazy {
+            let mut l = l.borrow_mut();
+            let mut all = true;
+            for q in qs.clone() {
+                if !l.has(q) {
+                    all &= l.visit(self, &mut self.tables.borrow_mut(), q, false);
+                }
+            }
+            if !all {
+                return false;
+            }
+        }
+        self.sync_lcp(qs);
+        true
+    }
+
+    /// OR into `out` the tokens allowed from configuration `(q, pending)`
+    /// over `parser`, EOS aside, with the parser in the loop over the token
+    /// trie ([`direct`]); the store's answer, without its entries. Only
+    /// stores compiled per request have the prepared vocabulary this needs:
+    /// for the others (every position computed) this is never called.
+    #[cfg(feature = "compiler")]
+    pub(crate) fn direct_mask_into(&self, parser: &crate::parser::incremental::IncParser, q: QId, pending: &[u32], out: &mut [u32]) {
+        if let Some(l) = &self.lazy {
+            let mut l = l.borrow_mut();
+            let pv = l.prepared().clone();
+            l.direct.mask_into(self, &pv, parser, q, pending, out);
+        }
+    }
+
+    /// Spend idle time computing the entries of positions whose first visit
+    /// was over budget, until `more_time()` says stop (checked between
+    /// positions). True if such positions remain. A store without
+    /// deferred positions returns false at once.
+    pub fn prefetch(&self, more_time: impl FnMut() -> bool) -> bool {
+        #[cfg(feature = "compiler")]
+        if let Some(l) = &self.lazy {
+            return l.borrow_mut().prefetch(self, &mut self.tables.borrow_mut(), more_time);
+        }
+        let _ = more_time;
+        false
+    }
+
+    /// Positions whose first visit went over budget and are not computed yet.
+    pub fn n_deferred(&self) -> usize {
+        #[cfg(feature = "compiler")]
+        if let Some(l) = &self.lazy {
+            return l.borrow().n_deferred();
+        }
+        0
+    }
+
+    /// Set the first-visit budget of a store compiled per request, in token
+    /// walk steps (0: every first visit is computed directly; `u64::MAX`:
+    /// never). For tests and benchmarks; no effect on other stores.
+    pub fn set_first_visit_budget(&self, steps: u64) {
+        #[cfg(feature = "compiler")]
+        if let Some(l) = &self.lazy {
+            l.borrow_mut().set_first_visit_budget(steps);
+        }
+        let _ = steps;
+    }
+
+    #[inline]
+    fn sync_lcp(&self, qs: impl IntoIterator<Item = QId> + Clone) {
         if qs.clone().into_iter().any(|q| self.tables.borrow().lcp_pending(q)) {
             let mut t = self.tables.borrow_mut();
             for q in qs {

@@ -9,12 +9,30 @@ use crate::cache::Bounded;
 use std::rc::Rc;
 
 /// The trie walk of a *lexeme loop* (see `store::build`): the tokens whose
-/// bytes all stay inside the loop (sorted), and the trie nodes where the
-/// walk leaves it, with the loop state before that node's byte.
+/// bytes all stay inside the loop (as mask words: bit `id & 31` of word
+/// `id >> 5`; the words past the highest such token are left out), and the
+/// trie nodes where the walk leaves the loop, with the loop state before
+/// that node's byte.
 #[derive(Debug, Default)]
 pub struct LoopWalk {
     pub inside: Vec<u32>,
     pub frontier: Vec<(u32, u32)>,
+}
+
+impl LoopWalk {
+    /// The inside tokens, ascending.
+    pub fn inside_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.inside.iter().enumerate().flat_map(|(w, &word)| {
+            let mut b = word;
+            std::iter::from_fn(move || {
+                (b != 0).then(|| {
+                    let t = w as u32 * 32 + b.trailing_zeros();
+                    b &= b - 1;
+                    t
+                })
+            })
+        })
+    }
 }
 
 /// Most words (signature + tokens + frontier) the loop cache keeps.

@@ -149,3 +149,86 @@ fn lazy_equals_full_store_on_schema_walks() {
     assert!(total.0 > 1000);
     assert_eq!(total.1, 0);
 }
+
+/// The direct mask path (`store::direct`: the parser in the loop over the
+/// token trie, taken by a first visit over budget) against the stored path
+/// (every position's entries computed): two per-request stores of the same
+/// constraint, one with a first-visit budget of 0 (every mask direct, never
+/// prefetched), one unbounded (every mask from the store). Random walks over
+/// every schema of tests/data/schemas (global `LongestAll` lexing) and the
+/// two Lark grammars (JSON under both lexers; Python, contextual lexing and
+/// `%indent`), masks compared at every step. Then the deferred positions are
+/// prefetched and the masks must still agree.
+#[test]
+fn direct_equals_stored_masks_on_random_walks() {
+    let pv = llama3();
+    let eos: Vec<u32> = pv.vocab().eos_ids().iter().map(|t| t.0).collect();
+    let opts = grammask::constraint::ConstraintOptions::default();
+    let mut cases: Vec<(String, Cfg)> = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(root().join("tests/data/schemas")).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for p in names {
+        let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let (cfg, _) = grammask::constraint::to_cfg(&grammask::constraint::Constraint::JsonSchema(schema), &opts).unwrap();
+        cases.push((p.file_name().unwrap().to_string_lossy().into_owned(), cfg));
+    }
+    cases.push(("json.lark (longest)".into(), json_cfg(LexerMode::Longest)));
+    cases.push(("json.lark (contextual)".into(), json_cfg(LexerMode::Contextual)));
+    cases.push(("python.lark".into(), grammask::constraint::load_lark_file(&root().join("grammars/python.lark"), None).unwrap()));
+    let (mut masks, mut diffs, mut direct) = (0usize, 0usize, 0u64);
+    for (name, cfg) in &cases {
+        let (stored, _) = compile_lazy(cfg, pv.clone()).unwrap();
+        let (lazy, _) = compile_lazy(cfg, pv.clone()).unwrap();
+        stored.set_first_visit_budget(u64::MAX);
+        lazy.set_first_visit_budget(0);
+        let (stored, lazy) = (Rc::new(stored), Rc::new(lazy));
+        let words = stored.mask_words();
+        let (mut ma, mut mb) = (vec![0u32; words], vec![0u32; words]);
+        for walk in 0..3u64 {
+            let (mut x, mut y) = (Matcher::new(stored.clone()), Matcher::new(lazy.clone()));
+            let mut seed = 0x2545_f491_4f6c_dd1du64 ^ (walk + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            for step in 0..60 {
+                x.fill_mask(&mut ma).unwrap();
+                y.fill_mask(&mut mb).unwrap();
+                masks += 1;
+                if ma != mb {
+                    diffs += 1;
+                    let only = |a: &[u32], b: &[u32]| (0..words as u32 * 32).filter(|&t| a[(t >> 5) as usize] >> (t & 31) & 1 == 1 && b[(t >> 5) as usize] >> (t & 31) & 1 == 0).take(5).map(|t| format!("{t}:{:?}", String::from_utf8_lossy(pv.vocab().token_bytes(grammask::ids::TokenId(t))))).collect::<Vec<_>>();
+                    eprintln!("{name}: walk {walk}: masks differ at step {step}: stored only {:?}, direct only {:?}", only(&ma, &mb), only(&mb, &ma));
+                }
+                let allowed: Vec<u32> = (0..words as u32 * 32)
+                    .filter(|&t| ma[(t >> 5) as usize] >> (t & 31) & 1 == 1 && !eos.contains(&t))
+                    .collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let pick = if step % 2 == 0 {
+                    allowed[(seed % allowed.len() as u64) as usize]
+                } else {
+                    let short: Vec<u32> = allowed.iter().copied().filter(|&t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() <= 2).collect();
+                    let pool = if short.is_empty() { &allowed } else { &short };
+                    pool[(seed % pool.len() as u64) as usize]
+                };
+                x.commit_token(pick).unwrap();
+                y.commit_token(pick).unwrap();
+            }
+            direct += y.direct_masks();
+        }
+        // Idle time computes the deferred positions; masks still agree.
+        assert!(lazy.n_deferred() > 0, "{name}: every first visit was deferred");
+        while lazy.prefetch(|| true) {}
+        let (mut x, mut y) = (Matcher::new(stored.clone()), Matcher::new(lazy.clone()));
+        x.fill_mask(&mut ma).unwrap();
+        y.fill_mask(&mut mb).unwrap();
+        assert_eq!(ma, mb, "{name}: after prefetch");
+        assert_eq!(y.direct_masks(), 0, "{name}: the start position was prefetched");
+    }
+    eprintln!("direct vs stored x Llama-3: {} constraints, {masks} masks compared ({direct} direct), {diffs} differences", cases.len());
+    // Masks of positions whose walk needs no trie step (a loop with no exit)
+    // and repeated states (the matcher's mask cache) are not direct.
+    assert!(direct as usize * 5 > masks, "a fifth of the masks or more took the direct path");
+    assert_eq!(diffs, 0);
+}
