@@ -29,7 +29,8 @@
 //    it when one schema passes --hard-cap-s; that schema is marked `timeout` (killed)
 //    and a new worker goes on with the next schema (a new vocab, not timed).
 //  - memory: process.memoryUsage().rss after every schema (max), wasmMemoryBytes(), and
-//    process.resourceUsage().maxRSS at the end of each worker (max over workers).
+//    process.resourceUsage().maxRSS at the end of each worker (max over workers; for a
+//    worker killed by the watchdog, its VmHWM from /proc just before the kill).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -130,7 +131,10 @@ function runWorker(from, onLine) {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args, '--worker-from', String(from)],
       { cwd: path.join(ROOT, 'benches'), stdio: ['ignore', 'pipe', 'inherit'] });
     let timer = null;
-    const arm = () => { clearTimeout(timer); timer = setTimeout(() => { child.killedByWatchdog = true; child.kill('SIGKILL'); }, HARD_CAP_S * 1000); };
+    const hwm = () => { // the worker's peak RSS so far (Linux), read before it is killed
+      try { return Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]); } catch { return 0; }
+    };
+    const arm = () => { clearTimeout(timer); timer = setTimeout(() => { child.killedByWatchdog = true; child.hwmKiB = hwm(); child.kill('SIGKILL'); }, HARD_CAP_S * 1000); };
     readline.createInterface({ input: child.stdout }).on('line', (l) => {
       if (!l.startsWith('{')) return;
       const o = JSON.parse(l);
@@ -138,7 +142,7 @@ function runWorker(from, onLine) {
       if (o.done) clearTimeout(timer);
       onLine(o);
     });
-    child.on('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal, killed: !!child.killedByWatchdog }); });
+    child.on('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal, killed: !!child.killedByWatchdog, hwmKiB: child.hwmKiB ?? 0 }); });
   });
 }
 
@@ -161,6 +165,7 @@ async function main() {
       if (o.start !== undefined) current = o.start;
       if (o.result) {
         out.schemas.push(o.result);
+        out.peakRss = Math.max(out.peakRss, o.result.rss);
         next = current + 1;
         current = null;
         const s = o.result;
@@ -169,6 +174,7 @@ async function main() {
       }
       if (o.done) { out.peakRss = Math.max(out.peakRss, o.peakRss); out.maxRssKiB = Math.max(out.maxRssKiB, o.maxRssKiB); out.wasmMemory = Math.max(out.wasmMemory, o.wasmMemory); }
     });
+    out.maxRssKiB = Math.max(out.maxRssKiB, res.hwmKiB);
     if (current !== null) { // the worker died inside a schema: killed by the watchdog, or crashed
       const name = names[current];
       const why = res.killed ? `killed after ${HARD_CAP_S} s (one call past the cap)` : `worker exited (${res.signal ?? res.code}) inside this schema`;
