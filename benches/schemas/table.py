@@ -144,7 +144,7 @@ def main():
         done = [s for s in r["schemas"] if s["firstMaskUs"] is not None]
         slow_first = sorted(done, key=lambda s: -s["firstMaskUs"])[:5]
         slow_mask = sorted((s for s in done if s["masksUs"]), key=lambda s: -max(s["masksUs"]))[:5]
-        L += ["", f"{short(r)}: slowest first masks: " + ", ".join(f"{s['name']} {fmt_us(s['firstMaskUs'])}" for s in slow_first),
+        L += ["", f"{short(r)}: slowest first masks: " + ", ".join(f"{s['name']} {fmt_us(s['firstMaskUs'])} (compile {fmt_us(s['compileUs'])})" for s in slow_first),
               f"{short(r)}: slowest masks (schema: max, median of its masks): "
               + ", ".join(f"{s['name']} {fmt_us(max(s['masksUs']))}, {fmt_us(pct(s['masksUs'], 0.5))}" for s in slow_mask)]
     for r in R:
