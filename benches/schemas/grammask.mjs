@@ -149,9 +149,13 @@ function runWorker(from, onLine) {
 async function main() {
   if (WORKER_FROM !== null) return worker(Number(WORKER_FROM));
   const names = schemaNames();
-  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/node_modules/grammask/package.json'), 'utf8'));
+  const PKG = path.join(ROOT, 'pkg-tests/node_modules/grammask');
+  const { version } = JSON.parse(fs.readFileSync(path.join(PKG, 'package.json'), 'utf8'));
+  const wasm = fs.readFileSync(path.join(PKG, 'web/grammask_bg.wasm')); // the package under test changes with rebuilds: identify it
+  const wasmSha = (await import('node:crypto')).createHash('sha256').update(wasm).digest('hex').slice(0, 12);
   const out = {
     engine: 'grammask', label: `grammask ${version} (npm package, wasm, Node ${process.version})`,
+    package: { path: fs.realpathSync(PKG), wasmBytes: wasm.length, wasmSha256: wasmSha, installed: fs.statSync(path.join(PKG, 'web')).mtime.toISOString() },
     corpus: fs.readFileSync(path.join(CORPUS, 'MANIFEST.txt'), 'utf8').split('\n').slice(0, 3).join('\n'),
     capS: CAP_S, hardCapS: HARD_CAP_S, host: `${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
     started: new Date().toISOString(), vocab: null, workers: 0, peakRss: 0, maxRssKiB: 0, wasmMemory: 0, schemas: [],
