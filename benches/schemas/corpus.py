@@ -8,7 +8,8 @@ folder maskbench/data: ~11k real-world schemas from GitHub, Kubernetes, Snowplow
 WashingtonPost, Glaive function calls, JSON-mode-eval, BFCL, ..., each file
 `{description, meta, schema, tests: [{description, valid, data}]}`).
 
---repo is a git directory (bare or a checkout) of that repository; without it
+--repo is a git directory (bare or a checkout) of that repository, or a plain copy
+of its files (then no commit is recorded); without it
 the repository is cloned (`git clone --depth 1`) into out/jsonschemabench. The
 selection is `random.seed(seed); random.sample(sorted(names), n)` over every
 file name of maskbench/data at the repository's HEAD, so the same commit,
@@ -47,27 +48,41 @@ def main():
         if not os.path.isdir(repo):
             print(f"[corpus] cloning {URL} into {repo}", file=sys.stderr)
             subprocess.run(["git", "clone", "--quiet", "--depth", "1", URL, repo], check=True)
-    commit = git(repo, "rev-parse", "HEAD").decode().strip()
-    listing = git(repo, "ls-tree", "-z", "HEAD", DATA + "/").decode().split("\0")
-    names = sorted(os.path.basename(l.split("\t", 1)[1])[:-5] for l in listing if l.endswith(".json"))
+    plain = os.path.isdir(os.path.join(repo, DATA)) and subprocess.run(
+        ["git", "-C", repo, "rev-parse", "HEAD"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0
+    if plain:  # a copy of the files without git (e.g. an unpacked archive): no commit to record
+        commit = "unknown (a plain directory, not a git repository: " + os.path.abspath(repo) + ")"
+        names = sorted(f[:-5] for f in os.listdir(os.path.join(repo, DATA)) if f.endswith(".json"))
+    else:
+        commit = git(repo, "rev-parse", "HEAD").decode().strip()
+        listing = git(repo, "ls-tree", "-z", "HEAD", DATA + "/").decode().split("\0")
+        names = sorted(os.path.basename(l.split("\t", 1)[1])[:-5] for l in listing if l.endswith(".json"))
     random.seed(a.seed)
     chosen = sorted(random.sample(names, min(a.n, len(names))))
 
-    # Read the chosen blobs in one `git cat-file --batch` (works for bare repositories too).
-    req = "".join(f"HEAD:{DATA}/{n}.json\n" for n in chosen).encode()
-    raw = git(repo, "cat-file", "--batch", input=req)
+    def blobs():
+        if plain:
+            for name in chosen:
+                with open(os.path.join(repo, DATA, name + ".json"), "rb") as f:
+                    yield name, f.read()
+            return
+        # One `git cat-file --batch` for all (works for bare repositories too).
+        raw = git(repo, "cat-file", "--batch", input="".join(f"HEAD:{DATA}/{n}.json\n" for n in chosen).encode())
+        pos = 0
+        for name in chosen:
+            nl = raw.index(b"\n", pos)
+            header = raw[pos:nl].decode().split()
+            if header[1] != "blob":
+                raise SystemExit(f"{name}: {' '.join(header)}")
+            size = int(header[2])
+            yield name, raw[nl + 1:nl + 1 + size]
+            pos = nl + 1 + size + 1
+
     if os.path.isdir(a.out):
         shutil.rmtree(a.out)
     os.makedirs(a.out)
-    pos, n_tests, n_valid, no_tests = 0, 0, 0, 0
-    for name in chosen:
-        nl = raw.index(b"\n", pos)
-        header = raw[pos:nl].decode().split()
-        if header[1] != "blob":
-            raise SystemExit(f"{name}: {' '.join(header)}")
-        size = int(header[2])
-        body = raw[nl + 1:nl + 1 + size]
-        pos = nl + 1 + size + 1
+    n_tests, n_valid, no_tests = 0, 0, 0
+    for name, body in blobs():
         doc = json.loads(body)
         tests = doc.get("tests") or []
         n_tests += len(tests)
@@ -81,7 +96,7 @@ def main():
         f.write(f"schemas: {len(chosen)} ({no_tests} without tests); tests: {n_tests} ({n_valid} valid, {n_tests - n_valid} invalid)\n")
         f.write("".join(n + "\n" for n in chosen))
     print(f"[corpus] {len(chosen)} of {len(names)} schemas ({no_tests} without tests), {n_tests} tests "
-          f"({n_valid} valid) from {commit[:12]} -> {a.out}", file=sys.stderr)
+          f"({n_valid} valid) from {commit[:12] if not plain else repo} -> {a.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
