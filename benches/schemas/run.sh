@@ -5,6 +5,7 @@
 #
 #   bash benches/schemas/run.sh
 #   env: N=400 SEED=20 CAP_S=60 ENGINES="grammask llguidance"
+#        CORPUS=out/schemas-corpus OUT=out/schemas-bench   (where the corpus and the results go)
 #        REPO=PATH   a git directory or checkout of guidance-ai/jsonschemabench
 #                    (default: cloned into out/jsonschemabench)
 #
@@ -20,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 N="${N:-400}"; SEED="${SEED:-20}"; CAP_S="${CAP_S:-60}"; ENGINES="${ENGINES:-grammask llguidance}"
 say() { printf '[schemas] %s\n' "$*" >&2; }
-OUT=out/schemas-bench
+CORPUS="${CORPUS:-out/schemas-corpus}"; OUT="${OUT:-out/schemas-bench}"
 mkdir -p "$OUT"
 t0=$(date +%s)
 
@@ -36,19 +37,19 @@ if [ "$(readlink benches/node_modules 2>/dev/null)" != ../pkg-tests/node_modules
   ln -sfn ../pkg-tests/node_modules benches/node_modules   # as benches/setup.sh does
 fi
 
-python3 benches/schemas/corpus.py ${REPO:+--repo "$REPO"} --n "$N" --seed "$SEED"
-"$PY" benches/schemas/ids.py
+python3 benches/schemas/corpus.py ${REPO:+--repo "$REPO"} --n "$N" --seed "$SEED" --out "$CORPUS"
+"$PY" benches/schemas/ids.py --corpus "$CORPUS"
 results=()
 for e in $ENGINES; do
   s=$(date +%s)
   case "$e" in
-    grammask)   node benches/schemas/grammask.mjs --cap-s "$CAP_S" 2> "$OUT/grammask-wasm.log"; results+=("$OUT/grammask-wasm.json") ;;
-    llguidance) "$PY" benches/schemas/llguidance_native.py --cap-s "$CAP_S" 2> "$OUT/llguidance.log"; results+=("$OUT/llguidance.json") ;;
+    grammask)   node benches/schemas/grammask.mjs --corpus "$CORPUS" --out "$OUT/grammask-wasm.json" --cap-s "$CAP_S" 2> "$OUT/grammask-wasm.log"; results+=("$OUT/grammask-wasm.json") ;;
+    llguidance) "$PY" benches/schemas/llguidance_native.py --corpus "$CORPUS" --out "$OUT/llguidance.json" --cap-s "$CAP_S" 2> "$OUT/llguidance.log"; results+=("$OUT/llguidance.json") ;;
     *) say "unknown engine $e"; exit 1 ;;
   esac
   say "$e: $(( $(date +%s) - s )) s (log: $OUT/$e*.log)"
 done
-python3 benches/schemas/table.py "${results[@]}" > "$OUT/table.md"
+python3 benches/schemas/table.py "${results[@]}" --corpus "$CORPUS" > "$OUT/table.md"
 python3 benches/schemas/chart.py "${results[@]}" --out "$OUT/chart.svg" >&2
 cat "$OUT/table.md"
 say "total $(( $(date +%s) - t0 )) s; $OUT/table.md, $OUT/chart.svg"
