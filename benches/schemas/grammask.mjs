@@ -88,6 +88,8 @@ async function worker(from) {
       m0.fillMask(buf, 0);
       r.firstMaskUs = r2((performance.now() - start) * 1000);
       m0.free();
+      const w = store.warnings; // e.g. formats not enforced (annotations); read after the clock stopped
+      if (w.length) r.warnings = w.slice(0, 20).map((x) => String(x).slice(0, 300));
     } catch (e) {
       r.status = 'error';
       r.error = { name: e?.name ?? null, kind: e?.kind ?? null, message: String(e?.message ?? e).slice(0, 500) };

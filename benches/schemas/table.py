@@ -149,6 +149,7 @@ def main():
               f"{short(r)}: slowest masks (schema: max, median of its masks): "
               + ", ".join(f"{s['name']} {fmt_us(max(s['masksUs']))}, {fmt_us(pct(s['masksUs'], 0.5))}" for s in slow_mask)]
     for r in R:
+        by_name = {s["name"]: s for s in r["schemas"]}
         vr, ia = [], []
         for s in r["schemas"]:
             for k, t in enumerate(s["tests"]):
@@ -158,6 +159,9 @@ def main():
                     vr.append((s["name"], k, t))
                 if not t["valid"] and t["accepted"]:
                     ia.append((s["name"], k, t))
+        nw = sum(1 for s in r["schemas"] if s.get("warnings"))
+        if nw:
+            L += ["", f"{short(r)}: {nw} schemas compiled with warnings (keywords or formats not enforced)"]
         L += ["", f"{short(r)}: valid instances refused: {len(vr)}; invalid instances accepted: {len(ia)}"
               + (" (a refused valid instance may be a serialization-policy refusal: both engines want an object's declared keys in the schema's order)" if vr else "")]
         for what, xs in (("valid refused", vr), ("invalid accepted", ia)):
@@ -167,7 +171,9 @@ def main():
                 where = ""
                 if at is not None and at >= 0:
                     where = f" at token {at}/{t['nTokens']}"
-                L.append(f"- {what}: {n} test {k}{where}{': ' + t['error'][:100] if t.get('error') else ''}: `{text[:160]}`")
+                warn = by_name[n].get("warnings") if what == "invalid accepted" else None
+                L.append(f"- {what}: {n} test {k}{where}{': ' + t['error'][:100] if t.get('error') else ''}: `{text[:160]}`"
+                         + (f" (schema compiled with warnings: {'; '.join(warn)[:200]})" if warn else ""))
         errs = collections.Counter()
         for s in r["schemas"]:
             if s["status"] in ("error", "crash") or (s["status"] == "timeout" and s["firstMaskUs"] is None):
