@@ -173,6 +173,18 @@ export class Matcher {
    * `limit`, default 64). Does not change the matcher.
    */
   forcedTokens(limit?: number): Uint32Array;
+  /**
+   * Spend up to `budgetMs` (default 2) of idle time, e.g. while the model
+   * runs its forward pass, computing the store entries of positions whose
+   * first visit was computed directly (a constraint compiled per request
+   * bounds each first visit: over the bound, the mask is computed with the
+   * parser in the loop over the token trie). Later masks there come from
+   * the store. Returns true if such positions remain; cheap when none do.
+   * A store loaded from a blob has none. Masks are the same either way.
+   */
+  prefetch(budgetMs?: number): boolean;
+  /** Masks computed directly so far (first visits over the budget). */
+  readonly directMasks: number;
   /** Can the text end here (is EOS allowed)? */
   isAccepting(): boolean;
   /** True once an EOS token was committed. */

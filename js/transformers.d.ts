@@ -77,6 +77,13 @@ export interface GrammarLogitsProcessorOptions {
   /** With > 0, `onStep` reports the top refused ids (costs a scan of the logits). */
   refusedTopK?: number;
   onStep?: (info: StepInfo) => void;
+  /**
+   * Idle-time budget per step in ms (default 4; 0: off). After each step's
+   * masks, a timer spends up to this much of the model's next forward pass
+   * computing the store entries of positions reached for the first time
+   * (see `Matcher.prefetch`), so later masks there come from the store.
+   */
+  prefetchMs?: number;
   /** The Matcher class to use when the store comes from another module instance (e.g. 'grammask/web'). */
   Matcher?: typeof Matcher;
 }

@@ -431,6 +431,8 @@ impl Matcher {
     /// have been read: a cached copy must match it all).
     fn compute_direct(&self, state: &State, out: &mut [u32]) -> usize {
         out.fill(0);
+        #[cfg(not(feature = "compiler"))]
+        let _ = state;
         #[cfg(feature = "compiler")]
         for c in &state.configs {
             self.store.direct_mask_into(&state.parser, c.q, &c.pending, out);
@@ -450,8 +452,17 @@ impl Matcher {
     /// store. Returns true if such positions remain. Cheap when there is
     /// nothing to do; the store is shared, so every matcher on it gains.
     pub fn prefetch(&self, budget: std::time::Duration) -> bool {
-        let t = crate::time::Instant::now();
-        self.store.prefetch(|| t.elapsed() < budget)
+        // Only stores compiled per request (feature `compiler`) defer walks.
+        #[cfg(feature = "compiler")]
+        {
+            let t = crate::time::Instant::now();
+            self.store.prefetch(|| t.elapsed() < budget)
+        }
+        #[cfg(not(feature = "compiler"))]
+        {
+            let _ = budget;
+            false
+        }
     }
 
     /// The allowed-token mask as a new vector.

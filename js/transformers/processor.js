@@ -52,17 +52,18 @@ export class GrammarLogitsProcessor {
     }
     const o = options ?? {};
     const known = ['eosTokenIds', 'generationConfig', 'model', 'maxRollback', 'onStep', 'Matcher', 'tokenizer', 'trigger', 'closing',
-      'triggerRequired', 'maxFreeTokens', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK'];
+      'triggerRequired', 'maxFreeTokens', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK', 'prefetchMs'];
     for (const k of Object.keys(o)) if (!known.includes(k)) throw new TypeError(`grammask: unknown option ${k} (known: ${known.join(', ')})`);
     const {
       maxRollback, onStep, Matcher = DefaultMatcher, tokenizer, trigger, closing, triggerRequired = true,
       maxFreeTokens = Infinity, stopWhenComplete = true, maxTrailingWhitespace = 4, maxLogitsPadding = 1024, refusedTopK = 0,
+      prefetchMs = 4,
     } = o;
     if (onStep !== undefined && typeof onStep !== 'function') throw new TypeError('grammask: onStep must be a function');
     for (const [k, v] of [['trigger', trigger], ['closing', closing]]) {
       if (v !== undefined && (typeof v !== 'string' || v.length === 0)) throw new TypeError(`grammask: ${k} must be a non-empty string`);
     }
-    for (const [k, v] of [['maxFreeTokens', maxFreeTokens], ['maxTrailingWhitespace', maxTrailingWhitespace], ['maxLogitsPadding', maxLogitsPadding], ['refusedTopK', refusedTopK]]) {
+    for (const [k, v] of [['maxFreeTokens', maxFreeTokens], ['maxTrailingWhitespace', maxTrailingWhitespace], ['maxLogitsPadding', maxLogitsPadding], ['refusedTopK', refusedTopK], ['prefetchMs', prefetchMs]]) {
       if (typeof v !== 'number' || !(v >= 0)) throw new TypeError(`grammask: ${k} must be a number >= 0`);
     }
     if (typeof stopWhenComplete !== 'boolean' || typeof triggerRequired !== 'boolean') throw new TypeError('grammask: stopWhenComplete and triggerRequired must be booleans');
@@ -74,7 +75,7 @@ export class GrammarLogitsProcessor {
     closure.options = {
       // Probing a closing or a trigger's rest rolls back up to a token's length in bytes.
       maxRollback: maxRollback ?? (chat ? 256 : 8), onStep, Matcher, trigger, closing, triggerRequired, maxFreeTokens,
-      stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK,
+      stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
     };
     closure.storeEos = Array.from(store.eosTokenIds);
     closure.eos = new Set([...closure.storeEos, ...extraEos(o)]);
@@ -85,6 +86,8 @@ export class GrammarLogitsProcessor {
 
   /** Forget all rows (the next call starts a new generation). Frees the matchers. */
   reset() {
+    if (this._prefetchTimer !== undefined) clearTimeout(this._prefetchTimer);
+    this._prefetchTimer = undefined;
     if (this.rows) for (const r of this.rows) r.matcher.free();
     this.rows = null;
     this.step = 0;
@@ -172,7 +175,31 @@ export class GrammarLogitsProcessor {
         });
       }
     }
+    this._schedulePrefetch();
     return logits;
+  }
+
+  /**
+   * Idle-time hook: once this step's masks are out, the model runs its next
+   * forward pass (asynchronously in transformers.js), and the event loop is
+   * free. A timer spends up to `prefetchMs` of it computing the store
+   * entries of positions this step reached for the first time and computed
+   * directly (a per-request store bounds first visits), so the next masks
+   * there come from the store. The rows share one store: one call serves all.
+   */
+  _schedulePrefetch() {
+    const ms = this.options.prefetchMs;
+    if (!(ms > 0) || this._prefetchTimer !== undefined) return;
+    const row = this.rows.find((r) => r.alive && !r.stopped && typeof r.matcher.prefetch === 'function');
+    if (!row) return;
+    this._prefetchTimer = setTimeout(() => {
+      this._prefetchTimer = undefined;
+      const t0 = performance.now();
+      try {
+        if (this.rows?.includes(row)) row.matcher.prefetch(ms);
+      } catch { /* freed or reset since: nothing to prefetch for */ }
+      this.prefetchMs = (this.prefetchMs ?? 0) + (performance.now() - t0);
+    }, 0);
   }
 
   // ---- commits ----

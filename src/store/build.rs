@@ -16,6 +16,7 @@ use crate::error::Result;
 use crate::grammar::Cfg;
 use crate::ids::LexStateId;
 use crate::lexer::Lexer;
+use crate::parser::alphabet::Sym;
 use crate::parser::incremental::IncTables;
 use crate::parser::indent::IndentRules;
 use super::streamline::Entries;
@@ -235,7 +236,6 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
         asm: Assembler::default(),
         transitions: 0,
         first_visit_budget: FIRST_VISIT_BUDGET,
-        direct: super::direct::DirectWalk::default(),
     };
     let store = MaskStore {
         lexer,
@@ -347,66 +347,127 @@ pub(crate) struct Walker {
     budget: u64,
     /// The last walk ran out of `budget` (its result is incomplete).
     over: bool,
+    /// Scratch of [`dedup_tail`].
+    seen: Vec<u32>,
 }
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false }
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new() }
+    }
+}
+
+/// What a token-trie walk does with what it finds (see [`Walker::walk_position`]):
+/// the store's walk collects every symbol sequence's tokens; the direct mask
+/// path ([`super::direct`]) drops a configuration whose sequence the parser
+/// rejects and sets the bits of the tokens reached.
+pub(super) trait Sink {
+    /// The id of sequence `s ++ syms` (`syms` not empty), or `None` to drop
+    /// the configuration.
+    fn extend(&mut self, s: u32, syms: &[Sym]) -> Option<u32>;
+    /// The tokens at trie node `node` are reached by configurations `cfgs`
+    /// (lexer state, target, sequence id).
+    fn record(&mut self, trie: &TokenTrie, node: u32, cfgs: &[(u32, u32, u32)]);
+}
+
+/// The store's sink: sequence ids interned, seq id → tokens.
+struct Collect<'s> {
+    seqs: &'s mut SeqInterner,
+    out: HashMap<u32, Vec<u32>>,
+    transitions: u64,
+}
+
+impl Sink for Collect<'_> {
+    fn extend(&mut self, s: u32, syms: &[Sym]) -> Option<u32> {
+        Some(self.seqs.extend(s, syms))
+    }
+    fn record(&mut self, trie: &TokenTrie, node: u32, cfgs: &[(u32, u32, u32)]) {
+        let toks = trie.tokens_at(node);
+        if toks.is_empty() {
+            return;
+        }
+        for c in cfgs {
+            self.out.entry(c.2).or_default().extend(toks.iter().map(|t| t.0));
+        }
+        self.transitions += (toks.len() * cfgs.len()) as u64;
     }
 }
 
 impl Walker {
     /// The raw entries of position (l, x): (sequence, sorted tokens), sorted
-    /// by sequence, trailing indentation events dropped.
-    fn entries(
+    /// by sequence, trailing indentation events dropped. Through the
+    /// position's lexeme loop when it has one (see [`lexeme_loop`]): the
+    /// tokens that stay inside the loop come from the vocabulary's loop
+    /// cache, and only the subtrees where the walk leaves the loop are
+    /// walked. Empty if the walk ran over its budget (`self.over`).
+    #[allow(clippy::too_many_arguments)]
+    fn entries_via_loop(
         &mut self,
         cx: StepCtx<'_>,
         trie: &TokenTrie,
+        loop_walks: &mut dyn FnMut(&[u32]) -> Rc<LoopWalk>,
         seqs: &mut SeqInterner,
         l: u32,
         x: u32,
         transitions: &mut u64,
     ) -> Entries {
-        let map = self.walk(cx, trie, seqs, l, x, transitions);
+        let mut sink = Collect { seqs, out: HashMap::new(), transitions: 0 };
+        let lw = self.walk_position(cx, trie, loop_walks, l, x, &mut sink);
+        *transitions += sink.transitions;
         if self.over {
             return Vec::new();
         }
-        let mut list = self.finish(cx, seqs, map, None);
+        let inside: Option<Vec<u32>> = lw.map(|lw| lw.inside_ids().collect());
+        *transitions += inside.as_ref().map_or(0, |v| v.len() as u64);
+        let mut list = self.finish(cx, sink.seqs, sink.out, inside.as_ref());
         super::streamline::merge(&mut list);
         list
     }
 
-    /// Walk the whole trie from position (l, x); returns seq id → tokens.
-    fn walk(
+    /// Walk the token trie from position `(l, x)` into `sink`: through the
+    /// position's lexeme loop when it has one, whose walk (the inside tokens
+    /// are reached with the empty sequence) is returned.
+    pub(super) fn walk_position(
         &mut self,
         cx: StepCtx<'_>,
         trie: &TokenTrie,
-        seqs: &mut SeqInterner,
+        loop_walks: &mut dyn FnMut(&[u32]) -> Rc<LoopWalk>,
         l: u32,
         x: u32,
-        transitions: &mut u64,
-    ) -> HashMap<u32, Vec<u32>> {
-        let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
-        self.arena.clear();
-        self.arena.push((l, x, 0));
-        self.walk_range(cx, trie, seqs, 1, trie.node_count(), &mut out, transitions);
-        out
+        sink: &mut dyn Sink,
+    ) -> Option<Rc<LoopWalk>> {
+        let Some((sig, order)) = lexeme_loop(cx, l, x, trie.max_depth()) else {
+            self.arena.clear();
+            self.arena.push((l, x, 0));
+            self.walk_range(cx, trie, 1, trie.node_count(), sink);
+            return None;
+        };
+        let lw = loop_walks(&sig);
+        for &(f, ps) in &lw.frontier {
+            self.arena.clear();
+            let arena = &mut self.arena;
+            walk::step(cx, order[ps as usize], x, trie.byte(f), &mut |l2, z, syms| {
+                let s2 = if syms.is_empty() { Some(0) } else { sink.extend(0, syms) };
+                if let Some(s2) = s2 {
+                    arena.push((l2, z, s2));
+                }
+            });
+            dedup_tail(&mut self.arena, 0, &mut self.seen);
+            if self.arena.is_empty() {
+                continue;
+            }
+            sink.record(trie, f, &self.arena);
+            self.walk_range(cx, trie, f as usize + 1, trie.subtree_end(f) as usize, sink);
+            if self.over {
+                break;
+            }
+        }
+        Some(lw)
     }
 
     /// Walk the trie nodes `lo..hi` (the children subtrees of one node, in
-    /// preorder) from the configurations in `arena` (those of that node),
-    /// adding seq id → tokens to `out`.
-    #[allow(clippy::too_many_arguments)]
-    fn walk_range(
-        &mut self,
-        cx: StepCtx<'_>,
-        trie: &TokenTrie,
-        seqs: &mut SeqInterner,
-        lo: usize,
-        hi: usize,
-        out: &mut HashMap<u32, Vec<u32>>,
-        transitions: &mut u64,
-    ) {
+    /// preorder) from the configurations in `arena` (those of that node).
+    fn walk_range(&mut self, cx: StepCtx<'_>, trie: &TokenTrie, lo: usize, hi: usize, sink: &mut dyn Sink) {
         self.frames.clear();
         self.frames.push((hi, 0, self.arena.len()));
         let mut i = lo;
@@ -422,11 +483,13 @@ impl Walker {
                 let (cl, cxg, cs) = self.arena[c];
                 let arena = &mut self.arena;
                 walk::step(cx, cl, cxg, b, &mut |l2, z, syms| {
-                    let s2 = if syms.is_empty() { cs } else { seqs.extend(cs, syms) };
-                    arena.push((l2, z, s2));
+                    let s2 = if syms.is_empty() { Some(cs) } else { sink.extend(cs, syms) };
+                    if let Some(s2) = s2 {
+                        arena.push((l2, z, s2));
+                    }
                 });
             }
-            dedup_tail(&mut self.arena, start);
+            dedup_tail(&mut self.arena, start, &mut self.seen);
             // Cost: the configurations stepped and those they produced.
             let cost = (phi - plo + self.arena.len() - start) as u64;
             if cost > self.budget {
@@ -440,72 +503,10 @@ impl Walker {
                 i = end;
                 continue;
             }
-            self.record(trie, i, start, out, transitions);
+            sink.record(trie, i as u32, &self.arena[start..]);
             self.frames.push((end, start, self.arena.len()));
             i += 1;
         }
-    }
-
-    /// Tokens at trie node `i` go to the sequence of every configuration in `arena[start..]`.
-    fn record(&self, trie: &TokenTrie, i: usize, start: usize, out: &mut HashMap<u32, Vec<u32>>, transitions: &mut u64) {
-        let toks = trie.tokens_at(i as u32);
-        if !toks.is_empty() {
-            for c in start..self.arena.len() {
-                let sid = self.arena[c].2;
-                let v = out.entry(sid).or_default();
-                for t in toks {
-                    v.push(t.0);
-                }
-                *transitions += toks.len() as u64;
-            }
-        }
-    }
-
-    /// [`Walker::entries`] through the position's lexeme loop when it has
-    /// one (see [`lexeme_loop`]): the tokens that stay inside the loop come
-    /// from the vocabulary's loop cache, and only the subtrees where the
-    /// walk leaves the loop are walked. Same result as [`Walker::entries`].
-    #[allow(clippy::too_many_arguments)]
-    fn entries_via_loop(
-        &mut self,
-        cx: StepCtx<'_>,
-        trie: &TokenTrie,
-        loop_walks: &mut dyn FnMut(&[u32]) -> Rc<LoopWalk>,
-        seqs: &mut SeqInterner,
-        l: u32,
-        x: u32,
-        transitions: &mut u64,
-    ) -> Entries {
-        let Some((sig, order)) = lexeme_loop(cx, l, x, trie.max_depth()) else {
-            return self.entries(cx, trie, seqs, l, x, transitions);
-        };
-        let lw = loop_walks(&sig);
-        let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
-        for &(f, ps) in &lw.frontier {
-            self.arena.clear();
-            let arena = &mut self.arena;
-            walk::step(cx, order[ps as usize], x, trie.byte(f), &mut |l2, z, syms| {
-                let s2 = if syms.is_empty() { 0 } else { seqs.extend(0, syms) };
-                arena.push((l2, z, s2));
-            });
-            dedup_tail(&mut self.arena, 0);
-            if self.arena.is_empty() {
-                continue;
-            }
-            self.record(trie, f as usize, 0, &mut out, transitions);
-            self.walk_range(cx, trie, seqs, f as usize + 1, trie.subtree_end(f) as usize, &mut out, transitions);
-            if self.over {
-                break;
-            }
-        }
-        if self.over {
-            return Vec::new();
-        }
-        let inside: Vec<u32> = lw.inside_ids().collect();
-        *transitions += inside.len() as u64;
-        let mut list = self.finish(cx, seqs, out, Some(&inside));
-        super::streamline::merge(&mut list);
-        list
     }
 
     /// Seq id → tokens as sorted entries, trailing indentation events
@@ -563,18 +564,18 @@ impl Walker {
     }
 }
 
-/// Remove duplicates from `v[start..]` (order not kept: it does not matter
-/// to a walk). A linear `contains` per push is quadratic where a byte
-/// starts hundreds of terminals (global lexing of a large schema).
+/// Remove duplicates from `v[start..]`, keeping first occurrences in order.
+/// A linear `contains` per push is quadratic where a byte starts hundreds of
+/// terminals (global lexing of a large schema): past a few items, an open
+/// addressing table of indices (`seen`, scratch) finds them instead.
 #[inline]
-pub(super) fn dedup_tail<T: Ord + Copy>(v: &mut Vec<T>, start: usize) {
+pub(super) fn dedup_tail(v: &mut Vec<(u32, u32, u32)>, start: usize, seen: &mut Vec<u32>) {
     let n = v.len() - start;
     if n < 2 {
         return;
     }
+    let mut w = start + 1;
     if n <= 8 {
-        // Few items: keep the first of each, no sort.
-        let mut w = start + 1;
         for r in start + 1..v.len() {
             let x = v[r];
             if !v[start..w].contains(&x) {
@@ -585,12 +586,30 @@ pub(super) fn dedup_tail<T: Ord + Copy>(v: &mut Vec<T>, start: usize) {
         v.truncate(w);
         return;
     }
-    v[start..].sort_unstable();
-    let mut w = start + 1;
-    for r in start + 1..v.len() {
-        if v[r] != v[w - 1] {
-            v[w] = v[r];
-            w += 1;
+    let size = (2 * n).next_power_of_two();
+    let mask = size - 1;
+    seen.clear();
+    seen.resize(size, u32::MAX);
+    let slot = |x: (u32, u32, u32)| {
+        let h = (x.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (x.1 as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ (x.2 as u64).wrapping_mul(0x1656_67b1_9e37_79f9);
+        (h ^ (h >> 29)) as usize & mask
+    };
+    w = start;
+    for r in start..v.len() {
+        let x = v[r];
+        let mut i = slot(x);
+        loop {
+            let k = seen[i];
+            if k == u32::MAX {
+                seen[i] = w as u32;
+                v[w] = x;
+                w += 1;
+                break;
+            }
+            if v[k as usize] == x {
+                break;
+            }
+            i = (i + 1) & mask;
         }
     }
     v.truncate(w);
@@ -882,7 +901,7 @@ pub const FIRST_VISIT_BUDGET: u64 = 20_000;
 /// Configuration steps a deferred position's walk may take in
 /// [`Lazy::prefetch`] (beyond that, its store entries would be too many to
 /// be worth keeping: the direct walk, with the parser in the loop, is cheaper).
-pub const PREFETCH_BUDGET: u64 = 2_000_000;
+pub const PREFETCH_BUDGET: u64 = 200_000;
 
 /// A store's way to compute positions on first visit (see
 /// [`MaskStore::ensure`]): the token walk of one position, then its raw
@@ -901,12 +920,11 @@ pub(crate) struct Lazy {
     n_done: usize,
     /// Deferred positions, oldest first (some may be computed since).
     deferred: Vec<QId>,
-    walker: Walker,
+    pub(super) walker: Walker,
     seqs: SeqInterner,
     asm: Assembler,
     transitions: u64,
     first_visit_budget: u64,
-    pub(crate) direct: super::direct::DirectWalk,
 }
 
 impl std::fmt::Debug for Lazy {
@@ -927,8 +945,12 @@ impl Lazy {
     pub fn n_deferred(&self) -> usize {
         self.deferred.iter().filter(|&&q| self.done[q as usize] == DEFERRED).count()
     }
-    pub fn prepared(&self) -> &Rc<PreparedVocab> {
-        &self.pv
+    /// OR into `out` the mask of configuration `(q, pending)`, computed
+    /// directly (see [`super::direct`]).
+    pub fn direct_mask_into(&mut self, store: &MaskStore, parser: &crate::parser::incremental::IncParser, q: QId, pending: &[Sym], out: &mut [u32]) {
+        self.walker.budget = u64::MAX;
+        self.walker.over = false;
+        super::direct::mask_into(&mut self.walker, store, &self.pv, parser, q, pending, out);
     }
     pub fn set_first_visit_budget(&mut self, steps: u64) {
         self.first_visit_budget = steps;

@@ -415,9 +415,7 @@ impl MaskStore {
     #[cfg(feature = "compiler")]
     pub(crate) fn direct_mask_into(&self, parser: &crate::parser::incremental::IncParser, q: QId, pending: &[u32], out: &mut [u32]) {
         if let Some(l) = &self.lazy {
-            let mut l = l.borrow_mut();
-            let pv = l.prepared().clone();
-            l.direct.mask_into(self, &pv, parser, q, pending, out);
+            l.borrow_mut().direct_mask_into(self, parser, q, pending, out);
         }
     }
 

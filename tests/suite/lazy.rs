@@ -158,7 +158,8 @@ fn lazy_equals_full_store_on_schema_walks() {
 /// every schema of tests/data/schemas (global `LongestAll` lexing) and the
 /// two Lark grammars (JSON under both lexers; Python, contextual lexing and
 /// `%indent`), masks compared at every step. Then the deferred positions are
-/// prefetched and the masks must still agree.
+/// prefetched (those over the prefetch budget stay direct) and the masks
+/// must still agree.
 #[test]
 fn direct_equals_stored_masks_on_random_walks() {
     let pv = llama3();
@@ -224,7 +225,6 @@ fn direct_equals_stored_masks_on_random_walks() {
         x.fill_mask(&mut ma).unwrap();
         y.fill_mask(&mut mb).unwrap();
         assert_eq!(ma, mb, "{name}: after prefetch");
-        assert_eq!(y.direct_masks(), 0, "{name}: the start position was prefetched");
     }
     eprintln!("direct vs stored x Llama-3: {} constraints, {masks} masks compared ({direct} direct), {diffs} differences", cases.len());
     // Masks of positions whose walk needs no trie step (a loop with no exit)
