@@ -242,18 +242,10 @@ export function makeApi(raw, isReady) {
     commitTokens(ids) { const a = tokenArray(ids); guard(() => this.#get().commitTokens(a)); }
     rollback(n = 1) { u32(n, 'rollback count'); guard(() => this.#get().rollback(n)); }
     forcedTokens(limit = 64) { u32(limit, 'limit'); return guard(() => this.#get().forcedTokens(limit)); }
-    /**
-     * Spend up to `budgetMs` (default 2) of idle time, e.g. while the model
-     * runs its forward pass, computing the store entries of positions whose
-     * first visit was computed directly; later masks there come from the
-     * store. Returns true if such positions remain. Cheap when none do.
-     */
     prefetch(budgetMs = 2) {
-      if (typeof budgetMs !== 'number' || !(budgetMs >= 0)) throw new TypeError(`grammask: the prefetch budget must be a number of milliseconds >= 0, got ${describe(budgetMs)}`);
+      if (!(budgetMs >= 0)) throw new TypeError(`grammask: prefetch budget must be ms >= 0, got ${describe(budgetMs)}`);
       return guard(() => this.#get().prefetch(budgetMs));
     }
-    /** Masks computed directly so far (first visits over the budget). */
-    get directMasks() { return guard(() => this.#get().directMasks); }
     /**
      * Which entries of a PrefixSet the matcher accepts from here (their bytes
      * committed one by one as the single-byte tokens `byteTokens`, an

@@ -183,8 +183,6 @@ export class Matcher {
    * A store loaded from a blob has none. Masks are the same either way.
    */
   prefetch(budgetMs?: number): boolean;
-  /** Masks computed directly so far (first visits over the budget). */
-  readonly directMasks: number;
   /** Can the text end here (is EOS allowed)? */
   isAccepting(): boolean;
   /** True once an EOS token was committed. */

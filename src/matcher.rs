@@ -232,7 +232,7 @@ impl Matcher {
         let st = &*self.store;
         let work: usize = if self.cache_cap == 0 {
             0
-        } else if st.ensure_bounded(state.configs.iter().map(|c| c.q)) {
+        } else if self.positions_ready(state) {
             let t = st.tables();
             state.configs.iter().map(|c| t.entries(c.q).len()).sum()
         } else {
@@ -287,7 +287,7 @@ impl Matcher {
         let st = &*self.store;
         // Per-request stores compute a position's entries on its first
         // visit, within a budget; over it, the mask is computed directly.
-        if !st.ensure_bounded(state.configs.iter().map(|c| c.q)) {
+        if !self.positions_ready(state) {
             return self.compute_direct(state, out);
         }
         let tables = st.tables();
@@ -424,6 +424,14 @@ impl Matcher {
         let (a, b) = self.first_feeds.get();
         self.first_feeds.set((a + first, b + first_rej));
         low
+    }
+
+    /// Do the state's positions have their store entries? (A per-request
+    /// store computes them on first visit, within a budget; see
+    /// [`MaskStore::ensure_bounded`].)
+    #[inline(never)]
+    fn positions_ready(&self, state: &State) -> bool {
+        self.store.ensure_bounded(state.configs.iter().map(|c| c.q))
     }
 
     /// The mask without EOS, with the parser in the loop over the token trie

@@ -443,21 +443,12 @@ impl Walker {
             return None;
         };
         let lw = loop_walks(&sig);
+        // Each exit: the subtree of frontier node `f`, from the loop state
+        // before its byte.
         for &(f, ps) in &lw.frontier {
             self.arena.clear();
-            let arena = &mut self.arena;
-            walk::step(cx, order[ps as usize], x, trie.byte(f), &mut |l2, z, syms| {
-                let s2 = if syms.is_empty() { Some(0) } else { sink.extend(0, syms) };
-                if let Some(s2) = s2 {
-                    arena.push((l2, z, s2));
-                }
-            });
-            dedup_tail(&mut self.arena, 0, &mut self.seen);
-            if self.arena.is_empty() {
-                continue;
-            }
-            sink.record(trie, f, &self.arena);
-            self.walk_range(cx, trie, f as usize + 1, trie.subtree_end(f) as usize, sink);
+            self.arena.push((order[ps as usize], x, 0));
+            self.walk_range(cx, trie, f as usize, trie.subtree_end(f) as usize, sink);
             if self.over {
                 break;
             }
@@ -574,18 +565,6 @@ pub(super) fn dedup_tail(v: &mut Vec<(u32, u32, u32)>, start: usize, seen: &mut 
     if n < 2 {
         return;
     }
-    let mut w = start + 1;
-    if n <= 8 {
-        for r in start + 1..v.len() {
-            let x = v[r];
-            if !v[start..w].contains(&x) {
-                v[w] = x;
-                w += 1;
-            }
-        }
-        v.truncate(w);
-        return;
-    }
     let size = (2 * n).next_power_of_two();
     let mask = size - 1;
     seen.clear();
@@ -594,7 +573,7 @@ pub(super) fn dedup_tail(v: &mut Vec<(u32, u32, u32)>, start: usize, seen: &mut 
         let h = (x.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (x.1 as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ (x.2 as u64).wrapping_mul(0x1656_67b1_9e37_79f9);
         (h ^ (h >> 29)) as usize & mask
     };
-    w = start;
+    let mut w = start;
     for r in start..v.len() {
         let x = v[r];
         let mut i = slot(x);
@@ -696,23 +675,29 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
     }
     // The loop's classes: lexer classes (by first byte) with equal columns.
     let ns = order.len();
-    let mut col_class: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut lclass_of = vec![0u32; nc];
-    let mut lclass_cols: Vec<usize> = Vec::new();
+    // Per loop class: its column's hash and its first lexer class (by position).
+    let mut lclass_cols: Vec<(u64, usize)> = Vec::new();
+    let same = |a: usize, b: usize| (0..ns).all(|q| rows[q * nc + a] == rows[q * nc + b]);
     for (k, &c) in by_first.iter().enumerate() {
-        let col: Vec<u32> = (0..ns).map(|q| rows[q * nc + k]).collect();
-        let n = col_class.len() as u32;
-        lclass_of[c] = *col_class.entry(col).or_insert_with(|| {
-            lclass_cols.push(k);
-            n
-        });
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for q in 0..ns {
+            h = (h ^ rows[q * nc + k] as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        lclass_of[c] = match lclass_cols.iter().position(|&(h2, k2)| h2 == h && same(k, k2)) {
+            Some(i) => i as u32,
+            None => {
+                lclass_cols.push((h, k));
+                lclass_cols.len() as u32 - 1
+            }
+        };
     }
     let nlc = lclass_cols.len();
     let mut sig = Vec::with_capacity(SIG_HEADER + ns * nlc);
     sig.push(nlc as u32);
     sig.extend((0..=255u8).map(|b| lclass_of[lx.class(b) as usize]));
     for q in 0..ns {
-        sig.extend(lclass_cols.iter().map(|&k| rows[q * nc + k]));
+        sig.extend(lclass_cols.iter().map(|&(_, k)| rows[q * nc + k]));
     }
     Some((sig, order))
 }
@@ -990,7 +975,7 @@ impl Lazy {
                 self.done[q as usize] = DIRECT;
             }
         }
-        self.deferred.drain(..i);
+        // Those before `i` are computed or direct now.
         self.deferred.retain(|&q| self.done[q as usize] == DEFERRED);
         !self.deferred.is_empty()
     }

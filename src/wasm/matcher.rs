@@ -122,14 +122,8 @@ impl RawMatcher {
     /// positions whose first visit was computed directly (see
     /// `Matcher::prefetch`); true if such positions remain.
     pub fn prefetch(&self, budget_ms: f64) -> bool {
-        let ms = if budget_ms.is_finite() && budget_ms > 0.0 { budget_ms } else { 0.0 };
-        self.m.prefetch(std::time::Duration::from_secs_f64(ms / 1e3))
-    }
-
-    /// Masks computed directly so far (first visits over budget).
-    #[wasm_bindgen(getter, js_name = directMasks)]
-    pub fn direct_masks(&self) -> f64 {
-        self.m.direct_masks() as f64
+        // `as` saturates (NaN and negatives give 0).
+        self.m.prefetch(std::time::Duration::from_micros((budget_ms * 1e3) as u64))
     }
 
     #[wasm_bindgen(js_name = isAccepting)]
