@@ -930,12 +930,12 @@ impl Lazy {
     pub fn n_deferred(&self) -> usize {
         self.deferred.iter().filter(|&&q| self.done[q as usize] == DEFERRED).count()
     }
-    /// OR into `out` the mask of configuration `(q, pending)`, computed
-    /// directly (see [`super::direct`]).
-    pub fn direct_mask_into(&mut self, store: &MaskStore, parser: &crate::parser::incremental::IncParser, q: QId, pending: &[Sym], out: &mut [u32]) {
+    /// The walker (unbounded) and the prepared vocabulary, for a mask
+    /// computed directly (`store::direct`).
+    pub(super) fn direct_parts(&mut self) -> (&mut Walker, &PreparedVocab) {
         self.walker.budget = u64::MAX;
         self.walker.over = false;
-        super::direct::mask_into(&mut self.walker, store, &self.pv, parser, q, pending, out);
+        (&mut self.walker, &self.pv)
     }
     pub fn set_first_visit_budget(&mut self, steps: u64) {
         self.first_visit_budget = steps;

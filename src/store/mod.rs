@@ -415,7 +415,9 @@ impl MaskStore {
     #[cfg(feature = "compiler")]
     pub(crate) fn direct_mask_into(&self, parser: &crate::parser::incremental::IncParser, q: QId, pending: &[u32], out: &mut [u32]) {
         if let Some(l) = &self.lazy {
-            l.borrow_mut().direct_mask_into(self, parser, q, pending, out);
+            let mut l = l.borrow_mut();
+            let (walker, pv) = l.direct_parts();
+            direct::mask_into(walker, self, pv, parser, q, pending, out);
         }
     }
 
