@@ -1,5 +1,9 @@
 //! A small stable 64-bit hash (FNV-1a) for fingerprints and checksums. Stable
 //! across platforms and versions: fingerprints written into blobs depend on it.
+//! And [`FxHasher`], a fast hasher for the compiler's maps.
+
+#[cfg(feature = "compiler")]
+use std::hash::Hasher;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Fnv64(u64);
@@ -25,6 +29,35 @@ impl Default for Fnv64 {
         Self::new()
     }
 }
+
+/// FxHash-style hasher for the compiler's interning maps (keys are integer
+/// slices: byte-class columns, state sets, item sets). Not for fingerprints:
+/// unlike [`Fnv64`] it is not a stable format, and it is weak against chosen
+/// keys (a map stays correct, only slower).
+#[cfg(feature = "compiler")]
+#[derive(Default)]
+pub(crate) struct FxHasher(u64);
+#[cfg(feature = "compiler")]
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+#[cfg(feature = "compiler")]
+pub(crate) type FxMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// Hash of a byte slice (the known-value test).
 #[cfg(test)]

@@ -12,8 +12,6 @@
 //!    form (entries `rank << 34 | role << 32 | table state`, sorted);
 //! 5. `comp` as a least fixpoint, propagated backwards along `cont` edges.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use super::order::Order;
@@ -49,28 +47,7 @@ pub struct BuildStats {
     pub elapsed: Duration,
 }
 
-/// FxHash-style hasher for the interning maps (keys are `u64` slices).
-#[derive(Default)]
-struct FxHasher(u64);
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-}
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+use crate::hash::FxMap;
 
 /// Separates the parts of an interned key.
 const SEP: u64 = u64::MAX;
@@ -120,7 +97,7 @@ pub fn build_with_stats(cfg: &Cfg) -> Result<(Lexer, BuildStats)> {
 /// mode. Returns (modes as sorted terminal lists, mode of each LR state).
 pub fn contextual_modes(cfg: &Cfg, lr: &LrTables) -> (Vec<Vec<TerminalId>>, Vec<u32>) {
     let nt = cfg.terminals.len();
-    let mut ids: HashMap<Vec<TerminalId>, u32> = HashMap::new();
+    let mut ids: FxMap<Vec<TerminalId>, u32> = FxMap::default();
     let mut modes = Vec::new();
     let mut state_mode = Vec::with_capacity(lr.n_states() as usize);
     for s in 0..lr.n_states() {
@@ -154,7 +131,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
     let order = Order::new(cfg, &tables);
     // 2. Byte classes: equal columns in every table, whitespace singletons.
     let mut classes = [0u8; 256];
-    let mut sig_ids: HashMap<Vec<u32>, u8> = HashMap::new();
+    let mut sig_ids: FxMap<Vec<u32>, u8> = FxMap::default();
     for (b, class) in classes.iter_mut().enumerate() {
         let mut sig = Vec::new();
         if SINGLETON_BYTES.contains(&(b as u8)) {

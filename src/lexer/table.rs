@@ -53,7 +53,6 @@
 use std::cell::RefCell;
 
 use crate::cache::Bounded;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
@@ -202,7 +201,7 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
 impl Table {
     /// BFS over all bytes from the anchored start, then prune.
     fn from_dfa(d: &Dfa) -> Table {
-        let mut ids = HashMap::new();
+        let mut ids = crate::hash::FxMap::default();
         let mut order = vec![d.start];
         ids.insert(d.start, 0u32);
         let mut next = Vec::new();
@@ -450,7 +449,7 @@ impl Table {
         // Key: [is_start, all states..., none states (NONE = dead)...].
         let start_key: Vec<u32> =
             std::iter::once(1).chain(all.iter().map(|t| t.start)).chain(none.iter().map(|t| t.start)).collect();
-        let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut ids: crate::hash::FxMap<Vec<u32>, u32> = Default::default();
         let mut keys = vec![start_key.clone()];
         ids.insert(start_key, 0);
         let (mut next, mut accept) = (Vec::new(), Vec::new());

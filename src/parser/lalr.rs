@@ -228,7 +228,7 @@ impl Lr0 {
         let n_sym = (g.n_term + g.n_nt + 1) as usize;
         let start_item = g.item_base[g.lhs.len() - 1];
         let mut states = vec![];
-        let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut index: crate::hash::FxMap<Vec<u32>, u32> = Default::default();
         index.insert(vec![start_item], 0);
         let mut pending = vec![vec![start_item]];
         let mut mark = vec![u32::MAX; g.n_nt as usize + 1];
