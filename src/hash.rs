@@ -39,8 +39,12 @@ impl Default for Fnv64 {
 pub(crate) struct FxHasher(u64);
 #[cfg(feature = "compiler")]
 impl Hasher for FxHasher {
+    /// The multiply mixes upward only; hashbrown picks the bucket from the
+    /// low bits, so the well-mixed high bits are rotated down (keys with
+    /// zero low bits, such as regex-automata's premultiplied state ids,
+    /// would otherwise all share a bucket).
     fn finish(&self) -> u64 {
-        self.0
+        self.0.rotate_left(26)
     }
     fn write(&mut self, bytes: &[u8]) {
         for c in bytes.chunks(8) {

@@ -886,7 +886,7 @@ pub const FIRST_VISIT_BUDGET: u64 = 20_000;
 /// Configuration steps a deferred position's walk may take in
 /// [`Lazy::prefetch`] (beyond that, its store entries would be too many to
 /// be worth keeping: the direct walk, with the parser in the loop, is cheaper).
-pub const PREFETCH_BUDGET: u64 = 200_000;
+pub const PREFETCH_BUDGET: u64 = 50_000;
 
 /// A store's way to compute positions on first visit (see
 /// [`MaskStore::ensure`]): the token walk of one position, then its raw
