@@ -56,6 +56,27 @@ fn compare(a: &Rc<MaskStore>, b: &Rc<MaskStore>, files: &[(String, String)]) -> 
     (tokens, diffs)
 }
 
+/// The next token of a random walk: a random allowed non-EOS token of
+/// `mask`, alternating with short ones (at most 2 bytes) so that string
+/// bodies, their ends and the structure after them are all reached; `None`
+/// when only EOS is left.
+fn pick_token(pv: &PreparedVocab, mask: &[u32], eos: &[u32], step: usize, seed: &mut u64) -> Option<u32> {
+    let allowed: Vec<u32> = (0..mask.len() as u32 * 32).filter(|&t| mask[(t >> 5) as usize] >> (t & 31) & 1 == 1 && !eos.contains(&t)).collect();
+    if allowed.is_empty() {
+        return None;
+    }
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    let short: Vec<u32> = if step % 2 == 0 {
+        Vec::new()
+    } else {
+        allowed.iter().copied().filter(|&t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() <= 2).collect()
+    };
+    let pool = if short.is_empty() { &allowed } else { &short };
+    Some(pool[(*seed % pool.len() as u64) as usize])
+}
+
 fn json_cfg(mode: LexerMode) -> Cfg {
     let mut cfg = grammask::constraint::load_lark_file(&root().join("grammars/json.lark"), None).unwrap();
     cfg.lexer = mode;
@@ -122,24 +143,7 @@ fn lazy_equals_full_store_on_schema_walks() {
                     total.1 += 1;
                     eprintln!("{name}: walk {walk}: masks differ at step {step}");
                 }
-                let allowed: Vec<u32> = (0..words as u32 * 32)
-                    .filter(|&t| ma[(t >> 5) as usize] >> (t & 31) & 1 == 1 && !eos.contains(&t))
-                    .collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                // Alternate long and short tokens so that string bodies, their
-                // ends and the structure after them are all reached.
-                let pick = if step % 2 == 0 {
-                    allowed[(seed % allowed.len() as u64) as usize]
-                } else {
-                    let short: Vec<u32> = allowed.iter().copied().filter(|&t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() <= 2).collect();
-                    let pool = if short.is_empty() { &allowed } else { &short };
-                    pool[(seed % pool.len() as u64) as usize]
-                };
+                let Some(pick) = pick_token(&pv, &ma, &eos, step, &mut seed) else { break };
                 x.commit_token(pick).unwrap();
                 y.commit_token(pick).unwrap();
             }
@@ -197,22 +201,7 @@ fn direct_equals_stored_masks_on_random_walks() {
                     let only = |a: &[u32], b: &[u32]| (0..words as u32 * 32).filter(|&t| a[(t >> 5) as usize] >> (t & 31) & 1 == 1 && b[(t >> 5) as usize] >> (t & 31) & 1 == 0).take(5).map(|t| format!("{t}:{:?}", String::from_utf8_lossy(pv.vocab().token_bytes(grammask::ids::TokenId(t))))).collect::<Vec<_>>();
                     eprintln!("{name}: walk {walk}: masks differ at step {step}: stored only {:?}, direct only {:?}", only(&ma, &mb), only(&mb, &ma));
                 }
-                let allowed: Vec<u32> = (0..words as u32 * 32)
-                    .filter(|&t| ma[(t >> 5) as usize] >> (t & 31) & 1 == 1 && !eos.contains(&t))
-                    .collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                let pick = if step % 2 == 0 {
-                    allowed[(seed % allowed.len() as u64) as usize]
-                } else {
-                    let short: Vec<u32> = allowed.iter().copied().filter(|&t| pv.vocab().token_bytes(grammask::ids::TokenId(t)).len() <= 2).collect();
-                    let pool = if short.is_empty() { &allowed } else { &short };
-                    pool[(seed % pool.len() as u64) as usize]
-                };
+                let Some(pick) = pick_token(&pv, &ma, &eos, step, &mut seed) else { break };
                 x.commit_token(pick).unwrap();
                 y.commit_token(pick).unwrap();
             }
@@ -221,7 +210,7 @@ fn direct_equals_stored_masks_on_random_walks() {
         // Idle time computes the deferred positions; masks still agree.
         assert!(lazy.n_deferred() > 0, "{name}: every first visit was deferred");
         while lazy.prefetch(|| true) {}
-        let (mut x, mut y) = (Matcher::new(stored.clone()), Matcher::new(lazy.clone()));
+        let (x, y) = (Matcher::new(stored.clone()), Matcher::new(lazy.clone()));
         x.fill_mask(&mut ma).unwrap();
         y.fill_mask(&mut mb).unwrap();
         assert_eq!(ma, mb, "{name}: after prefetch");
