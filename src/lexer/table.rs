@@ -174,7 +174,8 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
     // Minimized only when small: minimizing costs far more than
     // determinizing, and large terminal DFAs (a string of up to 512
     // characters: one state per count) are minimal or nearly so already.
-    // The language, hence every mask, is the same either way.
+    // The language, hence every mask, is the same either way. (A small DFA
+    // is determinized twice: the first build only measures it.)
     let build = |minimize: bool| {
         dense::Builder::new()
             .configure(

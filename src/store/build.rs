@@ -557,8 +557,8 @@ impl Walker {
 
 /// Remove duplicates from `v[start..]`, keeping first occurrences in order.
 /// A linear `contains` per push is quadratic where a byte starts hundreds of
-/// terminals (global lexing of a large schema): past a few items, an open
-/// addressing table of indices (`seen`, scratch) finds them instead.
+/// terminals (global lexing of a large schema); an open addressing table of
+/// indices (`seen`, scratch) finds them instead.
 #[inline]
 pub(super) fn dedup_tail(v: &mut Vec<(u32, u32, u32)>, start: usize, seen: &mut Vec<u32>) {
     let n = v.len() - start;
@@ -881,7 +881,8 @@ const DEFERRED: u8 = 2;
 const DIRECT: u8 = 3;
 
 /// Configuration steps a position's token walk may take on its first visit
-/// before the mask is computed directly instead (about 0.2 ms natively).
+/// before the mask is computed directly instead (a step: one configuration
+/// advanced by one byte, or one it produced).
 pub const FIRST_VISIT_BUDGET: u64 = 20_000;
 /// Configuration steps a deferred position's walk may take in
 /// [`Lazy::prefetch`] (beyond that, its store entries would be too many to
@@ -960,8 +961,8 @@ impl Lazy {
         }
     }
 
-    /// Compute deferred positions' entries, oldest first, until `deadline`
-    /// passes (checked between positions; one walk is bounded by
+    /// Compute deferred positions' entries, oldest first, while `more_time()`
+    /// (asked before each position; one walk is bounded by
     /// [`PREFETCH_BUDGET`]). Returns true if deferred positions remain.
     pub fn prefetch(&mut self, store: &MaskStore, t: &mut Tables, mut more_time: impl FnMut() -> bool) -> bool {
         let mut i = 0;
