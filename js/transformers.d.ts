@@ -105,6 +105,8 @@ export class GrammarLogitsProcessor {
   readonly matchers: Matcher[];
   /** Per row: 'free', 'constrained' or 'after'. */
   readonly phases: ('free' | 'constrained' | 'after')[];
+  /** Milliseconds spent in idle-time `prefetch` calls so far (see `prefetchMs`). */
+  readonly prefetchTimeMs: number;
   /** Forget the rows (and free their matchers); the next call starts a new generation. */
   reset(): void;
   free(): void;

@@ -77,6 +77,7 @@ export class GrammarLogitsProcessor {
       maxRollback: maxRollback ?? (chat ? 256 : 8), onStep, Matcher, trigger, closing, triggerRequired, maxFreeTokens,
       stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
     };
+    closure.prefetchTimeMs = 0;
     closure.storeEos = Array.from(store.eosTokenIds);
     closure.eos = new Set([...closure.storeEos, ...extraEos(o)]);
     closure.rows = null;
@@ -198,7 +199,7 @@ export class GrammarLogitsProcessor {
       try {
         if (this.rows?.includes(row)) row.matcher.prefetch(ms);
       } catch { /* freed or reset since: nothing to prefetch for */ }
-      this.prefetchMs = (this.prefetchMs ?? 0) + (performance.now() - t0);
+      this.prefetchTimeMs += performance.now() - t0;
     }, 0);
   }
 
