@@ -206,6 +206,30 @@ function execPython(script, arg) {
   return execFileSync('python3', ['-c', script, arg], { encoding: 'utf8' });
 }
 
+test('GrammarLogitsProcessor: idle-time prefetch once per step for all rows, off with prefetchMs: 0', async () => {
+  const { PreparedVocab, compile } = await import('grammask');
+  const vocab = PreparedVocab.fromTokenizerJson(fs.readFileSync(path.join(ROOT, 'models/llama3/tokenizer.json'), 'utf8'), { eosTokenIds: [EOS] });
+  const store = compile(vocab, { type: 'lark', grammar: fs.readFileSync(path.join(ROOT, 'grammars/json.lark'), 'utf8') });
+  const budgets = [];
+  class Spy extends Matcher {
+    prefetch(ms) { budgets.push(ms); return super.prefetch(ms); }
+  }
+  const tick = () => new Promise((r) => setTimeout(r, 5));
+  const proc = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 3 });
+  assert.equal(proc.prefetchTimeMs, 0);
+  proc([[1n], [2n]], tensor(2, store.vocabSize));
+  assert.deepEqual(budgets, [], 'not during the step');
+  await tick();
+  assert.deepEqual(budgets, [3], 'once after the step, for both rows (they share the store)');
+  assert.ok(proc.prefetchTimeMs >= 0);
+  const off = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 0 });
+  off([[1n]], tensor(1, store.vocabSize));
+  await tick();
+  assert.deepEqual(budgets, [3], 'prefetchMs: 0 turns it off');
+  assert.throws(() => new GrammarLogitsProcessor(store, { prefetchMs: -1 }), /prefetchMs must be a number >= 0/);
+  proc.free(); off.free(); store.free();
+});
+
 test('transformers.js text-generation pipeline, batch of 2 (left padding), greedy', async (t) => {
   needModel();
   const tf = await loadTf();
