@@ -1,6 +1,9 @@
 // grammask demo page (UI thread): the form, the constraint editor with
 // presets, inline errors, and live rendering of what the engine (worker.js,
 // a module Web Worker: model, compiles, generation) reports.
+// The model defaults to a local one (models/NAME, served by www/serve.mjs)
+// when there is one, a real model before a random-weight test model; else the
+// hub's SmolLM2. Stop and Esc end a generation within one step (worker.js says how).
 // URL parameters (also used by pkg-tests/demo.test.mjs): model=local:NAME | HUB_ID,
 // dtype, kind=json_schema|regex|lark, preset, n, sample=0|1, wrap=N, compare=0|1, fence=0|1, prompt.
 // window.demo = { ready, run(overrides) -> Promise<result> } drives the page from tests.
@@ -84,11 +87,20 @@ function call(cmd, args = {}, on) {
   return new Promise((resolve, reject) => { pending.set(id, { resolve, reject, on }); worker.postMessage({ cmd, id, ...args }); });
 }
 
-function status(text, busy = false, err = false) {
+function status(text, busy = false, err = false, action = null) {
   const s = $('status');
   s.textContent = text;
   s.className = busy ? 'busy' : '';
   s.style.color = err ? 'var(--err)' : '';
+  if (action) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'secondary';
+    b.id = 'statusAction';
+    b.textContent = action.label;
+    b.onclick = action.onclick;
+    s.append(' ', b);
+  }
 }
 
 const kind = () => document.querySelector('input[name=kind]:checked').value;
@@ -172,6 +184,12 @@ function selectAt(line, col, focus = true) {
 // ---- model and constraint --------------------------------------------------------
 
 let loadedKey = null, compiledKey = null, busy = false;
+// Stop: the tokens shown when it was pressed, the time of the press, and the
+// sampling times the worker reports (the same clock): the tokens sampled
+// after the press are counted exactly, however late the page renders them.
+let shownTokens = 0, shownAtStop = -1, pressedAt = -1;
+let sampledAt = [];
+let locals = [];
 
 async function ensureModel(o) {
   const key = `${o.model}|${o.dtype}|${o.device}`;
@@ -216,19 +234,58 @@ let lastCompile = null;
 
 // ---- live rendering ----------------------------------------------------------------
 
+/** A "nice" upper bound (1, 2 or 5 × 10^k) at or above x. */
+function niceCeil(x) {
+  const p = 10 ** Math.floor(Math.log10(x));
+  return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= x * (1 - 1e-9));
+}
+const fmtCount = (v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1e3 ? `${v / 1e3}k` : `${v}`);
+
+/**
+ * The per-step chart, drawn at the SVG's own pixel size (text is never
+ * stretched): allowed tokens on a log scale (left axis, blue), mask time in
+ * ms (right axis, orange), step number along the bottom. Labels sit outside
+ * the plot area, so no line crosses them.
+ */
 function renderChart(steps) {
   const svg = $('chart');
-  const W = 600, H = 130, n = Math.max(steps.length, 2);
-  const x = (i) => (i / (n - 1)) * (W - 8) + 4;
-  const maxA = Math.log10(Math.max(10, ...steps.map((s) => s.allowed)));
-  const ya = (a) => H - 6 - (Math.log10(Math.max(1, a)) / maxA) * (H - 16);
-  const maxM = Math.max(0.05, ...steps.map((s) => s.maskMs));
-  const ym = (m) => H - 6 - (m / maxM) * (H - 16);
-  const line = (f, color) => `<polyline fill="none" stroke="${color}" stroke-width="1.6" vector-effect="non-scaling-stroke" points="${steps.map((s, i) => `${x(i).toFixed(1)},${f(s).toFixed(1)}`).join(' ')}"/>`;
-  svg.innerHTML = line((s) => ya(s.allowed), '#2456c8') + line((s) => ym(s.maskMs), '#e07b00')
-    + `<text x="6" y="12" font-size="10" fill="#2456c8">max ${Math.max(0, ...steps.map((s) => s.allowed))} allowed</text>`
-    + `<text x="${W - 6}" y="12" font-size="10" fill="#e07b00" text-anchor="end">max ${maxM.toFixed(3)} ms</text>`;
+  const W = Math.max(200, Math.round(svg.clientWidth || 600)), H = Math.round(svg.clientHeight || 190);
+  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  const L = 46, R = 50, T = 12, B = 34; // plot insets: axis labels live in them
+  const pw = W - L - R, ph = H - T - B;
+  const n = Math.max(steps.length, 2);
+  const x = (i) => L + (i / (n - 1)) * pw;
+  const maxAllowed = Math.max(1, ...steps.map((s) => s.allowed));
+  const decades = Math.max(1, Math.ceil(Math.log10(maxAllowed + 1)));
+  const ya = (a) => T + ph - (Math.log10(Math.max(1, a)) / decades) * ph;
+  const maxM = niceCeil(Math.max(0.01, ...steps.map((s) => s.maskMs)));
+  const ym = (m) => T + ph - (m / maxM) * ph;
+  const parts = [`<rect x="${L}" y="${T}" width="${pw}" height="${ph}" fill="none" stroke="#d5d9e0"/>`];
+  const text = (tx, ty, str, attrs = '') => `<text x="${tx.toFixed(1)}" y="${ty.toFixed(1)}" font-size="10" ${attrs}>${str}</text>`;
+  // Left axis: powers of ten.
+  const every = decades > 5 ? 2 : 1;
+  for (let d = 0; d <= decades; d += every) {
+    const y = ya(10 ** d);
+    parts.push(`<line x1="${L - 4}" x2="${L + pw}" y1="${y}" y2="${y}" stroke="#eef0f4"/>`, text(L - 6, y + 3.5, fmtCount(10 ** d), 'fill="#2456c8" text-anchor="end"'));
+  }
+  // Right axis: 0, half, max ms.
+  for (const v of [0, maxM / 2, maxM]) parts.push(text(L + pw + 6, ym(v) + 3.5, `${+v.toPrecision(3)}`, 'fill="#b35f00"'));
+  // Bottom axis: steps 1..n.
+  const last = steps.length;
+  const xt = last <= 1 ? [1] : [...new Set([1, Math.round(last / 2), last])];
+  for (const s of xt) parts.push(`<line x1="${x(s - 1)}" x2="${x(s - 1)}" y1="${T + ph}" y2="${T + ph + 4}" stroke="#5b6270"/>`, text(x(s - 1), T + ph + 14, s, 'fill="#5b6270" text-anchor="middle"'));
+  // Axis titles, with units.
+  parts.push(text(L + pw / 2, H - 4, 'step (generated token)', 'fill="#5b6270" text-anchor="middle"'));
+  parts.push(text(12, T + ph / 2, 'allowed tokens (log)', `fill="#2456c8" text-anchor="middle" transform="rotate(-90 12 ${T + ph / 2})"`));
+  parts.push(text(W - 16, T + ph / 2, 'mask time (ms)', `fill="#b35f00" text-anchor="middle" transform="rotate(90 ${W - 16} ${T + ph / 2})"`));
+  const line = (f, color) => `<polyline fill="none" stroke="${color}" stroke-width="1.6" points="${steps.map((s, i) => `${x(i).toFixed(1)},${f(s).toFixed(1)}`).join(' ')}"/>`;
+  if (steps.length) parts.push(line((s) => ya(s.allowed), '#2456c8'), line((s) => ym(s.maskMs), '#e07b00'));
+  svg.innerHTML = parts.join('');
+  svg.setAttribute('aria-label', steps.length
+    ? `Per step: at most ${maxAllowed} allowed tokens, mask time at most ${Math.max(...steps.map((s) => s.maskMs)).toFixed(3)} ms, over ${steps.length} steps`
+    : 'Allowed tokens and mask time per step (no generation yet)');
 }
+let lastSteps = [];
 
 function statBox(items) {
   $('stats').innerHTML = '';
@@ -245,15 +302,25 @@ function statBox(items) {
 async function run(o) {
   if (busy) throw new Error('busy');
   busy = true;
+  shownAtStop = -1;
+  pressedAt = -1;
+  sampledAt = [];
   $('go').disabled = true; $('compile').disabled = true; $('stop').disabled = false;
   const out = $('out');
+  out.textContent = '';
+  shownTokens = 0;
   try {
     await ensureModel(o);
     await ensureCompiled(o);
-    out.textContent = '';
+    if (shownAtStop >= 0) {
+      // Stop while the model loaded or the constraint compiled: no generation.
+      status('Stopped before the generation began.');
+      return { stopped: true, tokens: 0, text: '', shown: '', shownTokens: 0, shownAtStop, source: lastCompile.source, compileMs: lastCompile.ms };
+    }
     $('refused').innerHTML = '';
     const steps = [];
     let raf = 0;
+    lastSteps = steps;
     const redraw = () => { raf = 0; renderChart(steps); };
     const r = await call('generate', { prompt: o.prompt, maxNewTokens: o.n, sample: o.sample, compare: o.compare, wrap: o.wrap }, (m) => {
       if (m.type === 'token') {
@@ -262,6 +329,8 @@ async function run(o) {
         if (m.phase !== 'constrained') span.className = 'free';
         else if (m.forced) span.className = 'forced';
         out.append(span);
+        shownTokens++;
+        sampledAt.push(m.at);
         out.scrollTop = out.scrollHeight;
       } else if (m.type === 'step') {
         steps.push(m);
@@ -276,24 +345,55 @@ async function run(o) {
     });
     renderChart(steps);
     const res = r.result;
+    const after = pressedAt >= 0 ? sampledAt.filter((t) => t > pressedAt).length : undefined;
     statBox({
       'constraint': lastCompile.source,
-      'tokens': `${res.tokens}${res.finished ? ' (ended with EOS)' : res.stopped ? ' (stopped)' : ' (max_new_tokens reached)'}`,
+      'tokens': `${res.tokens}${res.finished ? ' (ended with EOS)' : res.stopped ? ` (stopped: ${after} sampled after the press)` : ' (max_new_tokens reached)'}`,
       'tokens/s constrained': res.tps.toFixed(1),
       'tokens/s unconstrained': res.tpsFree ? res.tpsFree.toFixed(1) : '–',
       'mask ms/step (mean)': res.maskMsMean.toFixed(3),
       'share of time in grammask': `${(100 * res.grammaskShare).toFixed(2)}%`,
       'forced steps': res.forced,
     });
-    status(res.finished ? 'Done: the output is complete.' : res.stopped ? 'Stopped.' : 'Done: cut off at max new tokens.');
-    return { ...res, shown: out.textContent, source: lastCompile.source, compileMs: lastCompile.ms };
+    status(res.finished ? 'Done: the output is complete.' : res.stopped
+      ? `Stopped: ${res.tokens} tokens, ${after} of them sampled after Stop was pressed.` : 'Done: cut off at max new tokens.');
+    return { ...res, shown: out.textContent, shownTokens, shownAtStop, sampledAfterStop: after, source: lastCompile.source, compileMs: lastCompile.ms };
   } catch (e) {
-    if (!e.where || e.where === 'model' || e.where === 'generate') status(`Error: ${e.message}`, false, true);
+    if (e.offline) offerLocal(e);
+    else if (!e.where || e.where === 'model' || e.where === 'generate') status(`Error: ${e.message}`, false, true);
     throw e;
   } finally {
     busy = false;
     $('go').disabled = false; $('compile').disabled = false; $('stop').disabled = true;
   }
+}
+
+/** Stop (the button, Esc): the worker ends the generation after the token in progress. */
+function requestStop(e) {
+  if (!busy || shownAtStop >= 0) return;
+  shownAtStop = shownTokens;
+  pressedAt = performance.timeOrigin + (e?.timeStamp ?? performance.now());
+  worker.postMessage({ cmd: 'stop' });
+  $('stop').disabled = true;
+  status('Stopping…', true);
+}
+
+/** A hub model that could not be downloaded: say so, and offer a local model. */
+function offerLocal(e) {
+  const local = preferredLocal();
+  if (!local) {
+    status(`Error: ${e.message} No local model is available: scripts/setup/build-test-models.sh builds one under models/.`, false, true);
+    return;
+  }
+  status(`Error: ${e.message} A local model is available: models/${local}.`, false, true, {
+    label: `Use ${local}`,
+    onclick: () => { $('model').value = `local:${local}`; $('model').dispatchEvent(new Event('change')); status(`Model: models/${local}. Press Generate.`); $('go').focus(); },
+  });
+}
+
+/** The local model to default to: a real model before a random-weight test model. */
+function preferredLocal() {
+  return locals.find((m) => !/random/i.test(m)) ?? locals[0];
 }
 
 function readForm() {
@@ -310,10 +410,12 @@ async function setKind(k) {
 }
 
 async function main() {
-  const locals = await (await fetch(new URL('models.json', base))).json();
+  locals = await (await fetch(new URL('models.json', base))).json();
   const sel = $('model');
+  const first = preferredLocal();
+  for (const m of [first, ...locals.filter((x) => x !== first)].filter(Boolean)) sel.add(new Option(`${m} (local: models/${m})`, `local:${m}`));
   sel.add(new Option(`${HUB_DEFAULT} (Hugging Face hub)`, HUB_DEFAULT));
-  for (const m of locals) sel.add(new Option(`${m} (local: models/${m})`, `local:${m}`));
+  sel.selectedIndex = 0;
   if (!navigator.gpu) $('device').options[1].disabled = true;
   const q = new URLSearchParams(location.search);
   if (q.has('model')) { const v = q.get('model'); if (![...sel.options].some((o) => o.value === v)) sel.add(new Option(v, v)); sel.value = v; }
@@ -326,6 +428,8 @@ async function main() {
   for (const [k, id] of [['n', 'n'], ['wrap', 'wrap'], ['prompt', 'prompt']]) if (q.has(k)) $(id).value = q.get(k);
   for (const k of ['sample', 'compare', 'fence']) if (q.has(k)) $(k).checked = q.get(k) === '1';
   $('editor').addEventListener('input', () => { compiledKey = null; });
+  renderChart([]);
+  new ResizeObserver(() => renderChart(lastSteps)).observe($('chart'));
   const guarded = (f) => () => f().catch(() => {});
   $('form').addEventListener('submit', (e) => { e.preventDefault(); guarded(() => run(readForm()))(); });
   $('compile').addEventListener('click', guarded(async () => {
@@ -333,10 +437,10 @@ async function main() {
     $('compile').disabled = true;
     try { await ensureModel(o); await ensureCompiled(o); status('Compiled.'); } finally { $('compile').disabled = false; }
   }));
-  $('stop').addEventListener('click', () => worker.postMessage({ cmd: 'stop' }));
+  $('stop').addEventListener('click', requestStop);
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); if (!busy) guarded(() => run(readForm()))(); }
-    if (e.key === 'Escape' && busy) worker.postMessage({ cmd: 'stop' });
+    if (e.key === 'Escape' && busy) { e.preventDefault(); requestStop(e); }
   });
   window.demo = {
     ready: true,

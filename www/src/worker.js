@@ -6,8 +6,20 @@
 //
 // Commands (postMessage {cmd, id, ...}): load {model, dtype, device},
 // compile {constraint}, generate {prompt, maxNewTokens, sample, compare, wrap},
-// stop. Events: {type: 'progress' | 'loaded' | 'compiled' | 'step' | 'done' |
-// 'error', id, ...}; errors carry {where, message, kind, line, col, pointer}.
+// stop. Events: {type: 'progress' | 'loaded' | 'compiled' | 'step' | 'token' |
+// 'done' | 'error', id, ...}; errors carry {where, message, kind, line, col,
+// pointer}, and a model that could not be downloaded {offline: true}.
+// While a generation runs, only 'stop' is served (other commands get a
+// 'busy' error).
+//
+// Stop within one step: model.generate() awaits each forward pass, but
+// onnxruntime-web's wasm run settles in microtasks, without a turn of the
+// event loop, so a 'stop' message used to wait until generate() returned.
+// After every forward pass the worker now yields one macrotask (a message
+// on a private MessageChannel): the page's 'stop' runs there and sets the
+// flag, and the stopping criterion of that same step ends the generation.
+// The token whose forward pass was running is the last one; the result says
+// how many tokens came after the stop arrived (stopLag, 0 or 1).
 import * as T from './vendor/transformers.js';
 import init, { MaskStore, PreparedVocab, compile, compileStore } from './grammask/web.js';
 import { StructuredOutputProcessor } from './grammask/transformers.js';
@@ -20,9 +32,24 @@ T.env.backends.onnx.wasm.wasmPaths = {
 T.env.backends.onnx.wasm.numThreads = 1;
 T.env.localModelPath = new URL('models/', base).pathname;
 
-const state = { key: null, tok: null, model: null, vocab: null, store: null, constraint: null, stop: false };
+const state = { key: null, tok: null, model: null, vocab: null, store: null, constraint: null, stop: false, busy: null, sampled: 0, stopAt: -1 };
 const post = (m) => self.postMessage(m);
 const ready = init();
+
+/** One turn of the event loop (a macrotask: queued messages such as 'stop' run first). */
+const loop = new MessageChannel();
+const yieldToLoop = () => new Promise((resolve) => { loop.port1.onmessage = () => resolve(); loop.port2.postMessage(0); });
+
+/** The model's forward pass, followed by a turn of the event loop (see the top of this file). */
+function yieldAfterForward(model) {
+  const forward = model.forward.bind(model);
+  model.forward = async (inputs) => {
+    const out = await forward(inputs);
+    await yieldToLoop();
+    return out;
+  };
+  return model;
+}
 
 /** Where in the input an error points: Lark line:col, JSON Schema pointer, regex position. */
 function locate(message) {
@@ -35,7 +62,7 @@ function locate(message) {
 }
 
 function fail(id, where, e) {
-  post({ type: 'error', id, where, message: e.message ?? String(e), kind: e.kind, ...locate(e.message ?? '') });
+  post({ type: 'error', id, where, message: e.message ?? String(e), kind: e.kind, offline: e.offline, ...locate(e.message ?? '') });
 }
 
 async function load({ id, model, dtype, device }) {
@@ -49,9 +76,24 @@ async function load({ id, model, dtype, device }) {
     if (p.status === 'progress' && p.total) post({ type: 'progress', id, text: `Loading ${name}: ${p.file} ${(100 * p.loaded / p.total).toFixed(0)}%` });
   };
   post({ type: 'progress', id, text: `Loading ${name} (${dtype}, ${device})…` });
-  state.tok = await T.AutoTokenizer.from_pretrained(name, { progress_callback: progress });
-  state.model = await T.AutoModelForCausalLM.from_pretrained(name, { dtype, device, progress_callback: progress });
+  let tok, lm;
+  try {
+    tok = await T.AutoTokenizer.from_pretrained(name, { progress_callback: progress });
+    lm = yieldAfterForward(await T.AutoModelForCausalLM.from_pretrained(name, { dtype, device, progress_callback: progress }));
+  } catch (e) {
+    // The model loaded before (if any) stays in use.
+    // fetch() rejects with a TypeError ("Failed to fetch") when the host cannot be reached.
+    if (!local && (e instanceof TypeError || /fetch|network/i.test(e.message ?? ''))) {
+      const err = new Error(`could not download ${name} from the Hugging Face hub (${e.message}): offline, or the hub is unreachable?`);
+      err.offline = true;
+      throw err;
+    }
+    throw e;
+  }
   await ready;
+  if (state.model) await state.model.dispose?.();
+  state.tok = tok;
+  state.model = lm;
   post({ type: 'progress', id, text: 'Reading the tokenizer vocabulary (grammask)…' });
   const t0 = performance.now();
   state.vocab?.free();
@@ -145,8 +187,6 @@ function wrapUp(after, promptLen, eos) {
   };
 }
 
-const decoder = new TextDecoder();
-
 async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
   if (!state.store) throw new Error('compile a constraint first');
   const tok = state.tok;
@@ -156,40 +196,46 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
   const promptLen = inputs.input_ids.dims[1];
   const eos = eosIds();
   const fence = state.constraint.fence;
+  const decoder = new TextDecoder();
   state.stop = false;
+  state.sampled = 0;
+  state.stopAt = -1;
   let commitMs = 0, maskMs = 0, steps = 0, forced = 0;
-  let prev = null;
+  let last = null; // the latest step's report: the mask the next sampled token was drawn under
   const proc = new StructuredOutputProcessor(state.vocab, { type: 'store', store: state.store }, {
     eosTokenIds: eos, refusedTopK: 5, ...(fence ? { trigger: fence.trigger, closing: fence.closing, maxFreeTokens: fence.maxFree || Infinity } : {}),
     onStep: (s) => {
       steps++; maskMs += s.maskMs; commitMs += s.commitMs;
-      // The token of the previous step is known now; its "forced" is the previous mask's.
-      if (prev && s.token !== undefined) {
-        const text = eos.includes(s.token) ? '' : decoder.decode(state.vocab.tokenBytes(s.token), { stream: true });
-        post({ type: 'token', id, token: s.token, text, forced: prev.forced, phase: prev.phase });
-      }
       if (s.forced) forced++;
-      prev = s;
+      last = s;
       post({ type: 'step', id, step: s.step, allowed: s.allowed, maskMs: s.maskMs, phase: s.phase, forced: s.forced,
         refused: (s.refused ?? []).map((r) => ({ id: r.id, logit: r.logit, text: tok.decode([r.id], { skip_special_tokens: false }) })) });
     },
   });
+  // Called by generate() once per step, right after a token is sampled: the
+  // token goes to the page at once, and the stop flag ends the generation.
+  const shown = (ids) => {
+    const t = Number(ids[0].at(-1));
+    state.sampled++;
+    const text = eos.includes(t) ? '' : decoder.decode(state.vocab.tokenBytes(t), { stream: true });
+    // at: when it was sampled, on the clock the page shares (to count the tokens after a Stop).
+    post({ type: 'token', id, token: t, text, forced: !!last?.forced, phase: last?.phase ?? 'constrained', at: performance.timeOrigin + performance.now() });
+    return [state.stop];
+  };
   const stopper = () => [state.stop];
   const procs = wrap > 0 ? [wrapUp(wrap, promptLen, eos), ...proc] : proc;
   post({ type: 'progress', id, text: 'Generating (constrained)…' });
   const t0 = performance.now();
-  const seq = await state.model.generate({ ...inputs, max_new_tokens: maxNewTokens, do_sample: sample, logits_processor: procs, stopping_criteria: [stopper] });
+  const seq = await state.model.generate({ ...inputs, max_new_tokens: maxNewTokens, do_sample: sample, logits_processor: procs, stopping_criteria: [shown] });
   const ms = performance.now() - t0;
   const gen = seq.tolist()[0].slice(promptLen).map(Number);
-  const last = gen.at(-1);
-  if (prev && last !== undefined) {
-    post({ type: 'token', id, token: last, text: eos.includes(last) ? '' : decoder.decode(state.vocab.tokenBytes(last)), forced: prev.forced, phase: prev.phase });
-  }
-  const finished = last !== undefined && eos.includes(last);
+  const finished = gen.length > 0 && eos.includes(gen.at(-1));
   const bytes = [];
   for (const t of gen) if (!eos.includes(t)) bytes.push(...state.vocab.tokenBytes(t));
+  const stopped = state.stop;
   const result = {
-    text: decoder.decode(new Uint8Array(bytes)), tokens: gen.length, finished, stopped: state.stop, ms, tps: gen.length / ms * 1000,
+    text: new TextDecoder().decode(new Uint8Array(bytes)), tokens: gen.length, finished, stopped, ms, tps: gen.length / ms * 1000,
+    stopLag: stopped ? gen.length - state.stopAt : undefined,
     maskMsMean: maskMs / Math.max(1, steps), commitMsMean: commitMs / Math.max(1, steps), grammaskShare: (maskMs + commitMs) / ms,
     forced, steps, phases: proc.phases,
   };
@@ -200,19 +246,30 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
     const s2 = await state.model.generate({ ...inputs, max_new_tokens: gen.length, min_new_tokens: gen.length, do_sample: sample, stopping_criteria: [stopper] });
     const n2 = s2.dims[1] - promptLen;
     result.tpsFree = n2 / (performance.now() - f0) * 1000;
+    result.stopped = state.stop;
   }
   post({ type: 'done', id, result });
 }
 
 self.onmessage = async (ev) => {
   const m = ev.data;
-  if (m.cmd === 'stop') { state.stop = true; return; }
+  if (m.cmd === 'stop') {
+    if (state.busy === 'generate' && !state.stop) { state.stop = true; state.stopAt = state.sampled; }
+    return;
+  }
+  if (state.busy) {
+    post({ type: 'error', id: m.id, where: m.cmd, message: `busy: the worker is still running '${state.busy}' (Stop or Esc ends a generation)` });
+    return;
+  }
+  state.busy = m.cmd;
   try {
     if (m.cmd === 'load') await load(m);
     else if (m.cmd === 'compile') await compileConstraint(m);
     else if (m.cmd === 'generate') await generate(m);
   } catch (e) {
     fail(m.id, m.cmd === 'load' ? 'model' : m.cmd, e);
+  } finally {
+    state.busy = null;
   }
 };
 post({ type: 'worker-ready' });
