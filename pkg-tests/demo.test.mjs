@@ -111,6 +111,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
   fixtures(TINY);
   await withPage(t, async (page, origin) => {
     const t0 = Date.now();
+    const lap = (what) => t.diagnostic(`at ${((Date.now() - t0) / 1000).toFixed(1)} s: ${what} begins`);
     await open(page, `${origin}?model=local:tiny-random-llama3&dtype=fp32&n=100&sample=1&wrap=10&compare=1`);
 
     // Keyboard: Tab order through the first controls; Ctrl+Enter generates (checked below).
@@ -119,6 +120,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     for (let i = 0; i < 6; i++) { order.push(await page.evaluate(() => document.activeElement.id || document.activeElement.name)); await page.keyboard.press('Tab'); }
     assert.deepEqual(order.slice(0, 4), ['model', 'dtype', 'device', 'kind'], `tab order ${order}`);
 
+    lap('section 1 (A JSON Schema preset, compiled in the worker; the output validates)');
     // 1. A JSON Schema preset, compiled in the worker; the output validates.
     const r1 = await runFinished(page, t, 'schema (tool call)', { kind: 'json_schema', preset: 'tool call' });
     assert.match(r1.source, /JSON Schema compiled in the worker/);
@@ -128,11 +130,13 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     assert.equal(r1.shown, r1.text, 'the page shows the generated text');
     await page.screenshot({ path: path.join(OUT, 'schema.png'), fullPage: true });
 
+    lap('section 2 (Lark JSON)');
     // 2. Lark JSON (the prebuilt blob for this tokenizer).
     const r2 = await runFinished(page, t, 'lark JSON', { kind: 'lark', preset: 'JSON' });
     assert.match(r2.source, /^prebuilt /);
     assert.doesNotThrow(() => JSON.parse(r2.text), `JSON.parse(${JSON.stringify(r2.text)})`);
 
+    lap('section 3 (Python in a fence)');
     // 3. Python in a fence: free preamble, then a program, then the closing fence.
     const r3 = await runFinished(page, t, 'Python in a fence', { kind: 'lark', preset: 'Python in a fence', n: 160, wrap: 24, maxFree: 4 }, 6);
     const m = /```python\n([\s\S]*?)\n```/.exec(r3.text);
@@ -142,6 +146,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     assert.ok(await page.locator('#out span.free').count() > 0, 'the unconstrained preamble is told apart');
     await page.screenshot({ path: path.join(OUT, 'python-fence.png'), fullPage: true });
 
+    lap('section 4 (Responsive while a grammar compiles in the worker)');
     // 4. Responsive while a grammar compiles in the worker (a Lark JSON grammar
     //    edited so that no prebuilt blob matches: the full store is compiled).
     await page.evaluate(async () => {
@@ -163,6 +168,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     t.diagnostic(`compile of an edited json.lark in the worker: ${gaps.ms.toFixed(0)} ms; main thread: ${gaps.ticks} timer ticks, longest gap ${gaps.worst.toFixed(0)} ms`);
     assert.ok(gaps.worst < 250, `the main thread stayed responsive (longest gap ${gaps.worst.toFixed(0)} ms)`);
 
+    lap('section 5 (Errors inline, with their location)');
     // 5. Errors inline, with their location.
     const bad = await page.evaluate(() => window.demo.run({ kind: 'lark', preset: 'your own (arithmetic)', text: 'start: expr\nexpr: "(" expr\n  | NUMBER )\n' }).catch((e) => ({ error: e.message, line: e.line })));
     assert.equal(bad.line, 3, JSON.stringify(bad));
@@ -176,6 +182,7 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     const badJson = await page.evaluate(() => window.demo.run({ kind: 'json_schema', text: '{"type": "object",\n  "properties": {]}' }).catch((e) => ({ error: e.message })));
     assert.match(badJson.error, /not JSON.*line 2/);
 
+    lap('section 6 (Ctrl+Enter generates)');
     // 6. Ctrl+Enter generates (back to a valid constraint).
     await page.evaluate(async () => { document.querySelector('input[name=kind][value=regex]').click(); });
     await page.waitForFunction(() => document.getElementById('preset').value === 'ISO date');

@@ -307,8 +307,13 @@ async function run(o) {
   sampledAt = [];
   $('go').disabled = true; $('compile').disabled = true; $('stop').disabled = false;
   const out = $('out');
+  // A new run: the previous run's text, figures and chart go.
   out.textContent = '';
   shownTokens = 0;
+  $('stats').innerHTML = '';
+  $('refused').innerHTML = '';
+  lastSteps = [];
+  renderChart(lastSteps);
   try {
     await ensureModel(o);
     await ensureCompiled(o);
