@@ -8,6 +8,15 @@ import type { MaskStore, Matcher, PreparedVocab, ResponseFormat, ConstraintOptio
  */
 export function applyMask(logits: Float32Array | Float64Array | Uint16Array, mask: Uint32Array): number;
 
+/** The logits as transformers.js passes them: a float32 Tensor [batch, vocab] (structurally). */
+export interface LogitsTensor {
+  dims: readonly number[];
+  data: unknown;
+}
+
+/** A processor in a LogitsProcessorList: called with the ids so far and the logits. */
+export type LogitsProcessorFn = (inputIds: bigint[][], logits: any) => any;
+
 export interface StepInfo {
   /** 0 on the first call of a generation, then 1, 2, ... */
   step: number;
@@ -35,8 +44,8 @@ export interface GrammarLogitsProcessorOptions {
   eosTokenIds?: number | Iterable<number>;
   /** The model's generation config (object or JSON text): its `eos_token_id` (int or list) count as EOS. */
   generationConfig?: object | string;
-  /** The model: `model.generation_config.eos_token_id` count as EOS. */
-  model?: { generation_config?: { eos_token_id?: number | number[] } };
+  /** The model (a transformers.js PreTrainedModel): `model.generation_config.eos_token_id` count as EOS. */
+  model?: { generation_config?: { eos_token_id?: number | number[] | null } | null };
   /**
    * The model's tokenizer (transformers.js) or its PreparedVocab: the store
    * must have been built for it (same token bytes and flags), else the
@@ -90,7 +99,9 @@ export interface GrammarLogitsProcessorOptions {
 
 /**
  * A logits processor for a MaskStore. Pass it as `logits_processor: [processor]`
- * to `model.generate()` or a `text-generation` pipeline call. Every call
+ * to `model.generate()` or a `text-generation` pipeline call (TypeScript:
+ * transformers.js declares `logits_processor` a LogitsProcessorList, so
+ * `push` it into a `new LogitsProcessorList()`, or use StructuredOutputProcessor). Every call
  * commits the tokens appended to each row since the previous call (the first
  * call of a generation records the prompt) and masks the logits; a token the
  * constraint refuses throws. One Matcher per batch row; rows that ended allow
@@ -98,8 +109,8 @@ export interface GrammarLogitsProcessorOptions {
  */
 export class GrammarLogitsProcessor {
   constructor(store: MaskStore, options?: GrammarLogitsProcessorOptions);
-  (inputIds: bigint[][], logits: unknown): unknown;
-  _call(inputIds: bigint[][], logits: { dims: number[]; data: Float32Array }): unknown;
+  /** Masks `logits` (a Tensor [batch, vocab]) in place and returns it. */
+  _call(inputIds: bigint[][], logits: LogitsTensor): any;
   readonly store: MaskStore;
   /** The current generation's row matchers. */
   readonly matchers: Matcher[];
@@ -131,17 +142,23 @@ export class StructuredOutputProcessor {
   /** Read and cache the tokenizer's vocabulary now (the first constructor otherwise pays for it). */
   static warmup(tokenizer: TransformersTokenizer | PreparedVocab): void;
   constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat, options?: StructuredOutputOptions);
-  (inputIds: bigint[][], logits: unknown): unknown;
-  _call(inputIds: bigint[][], logits: unknown): unknown;
+  /** Runs the processors in order on `logits` (a Tensor [batch, vocab]), in place; returns it. */
+  _call(inputIds: bigint[][], logits: LogitsTensor): any;
   readonly processors: GrammarLogitsProcessor[];
   readonly processor: GrammarLogitsProcessor;
   readonly store: MaskStore;
   readonly vocab: PreparedVocab;
   readonly matchers: Matcher[];
   readonly phases: ('free' | 'constrained' | 'after')[];
-  push(p: (inputIds: bigint[][], logits: unknown) => unknown): void;
-  extend(ps: Iterable<(inputIds: bigint[][], logits: unknown) => unknown>): void;
-  [Symbol.iterator](): IterableIterator<GrammarLogitsProcessor>;
+  push(p: LogitsProcessorFn): void;
+  extend(ps: Iterable<LogitsProcessorFn>): void;
+  /** The processors (an array iterator, as transformers.js' LogitsProcessorList). */
+  [Symbol.iterator](): ReturnType<GrammarLogitsProcessor[]['values']>;
   reset(): void;
   free(): void;
 }
+
+// The instances are functions (transformers.js calls processors as
+// functions): a call signature, merged into the classes.
+export interface GrammarLogitsProcessor { (inputIds: bigint[][], logits: LogitsTensor): any }
+export interface StructuredOutputProcessor { (inputIds: bigint[][], logits: LogitsTensor): any }
