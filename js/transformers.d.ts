@@ -33,6 +33,8 @@ export interface StepInfo {
   token: number | undefined;
   /** 'free' (before the trigger), 'constrained', or 'after' (past the closing). */
   phase: 'free' | 'constrained' | 'after';
+  /** With `trigger`: the tokens this row wrote before the trigger (so far, while `phase` is 'free'). */
+  freeTokens: number;
   /** Matcher calls made by the trigger/closing rules for this mask. */
   probes: number;
   /** With `refusedTopK`: the highest logits the mask refused, best first. */
@@ -81,6 +83,13 @@ export interface GrammarLogitsProcessorOptions {
   triggerRequired?: boolean;
   /** With `trigger`: after this many free tokens, only tokens that continue the trigger (default Infinity). */
   maxFreeTokens?: number;
+  /**
+   * With `trigger`: a row that has written this many tokens (or
+   * `maxFreeTokens`, when smaller) without the trigger is reported once per
+   * processor with `console.warn`, as the constraint does not apply yet
+   * (default 256; Infinity: never). `onStep` reports `phase` and `freeTokens`.
+   */
+  freeTokensWarning?: number;
   /** Rollback depth of each row's Matcher (default 8; 256 with trigger/closing, whose checks roll back a token's bytes). */
   maxRollback?: number;
   /** With > 0, `onStep` reports the top refused ids (costs a scan of the logits). */
@@ -125,6 +134,14 @@ export class GrammarLogitsProcessor {
 
 export interface StructuredOutputOptions
   extends ConstraintOptions, Omit<GrammarLogitsProcessorOptions, 'tokenizer' | 'Matcher'> {
+  /**
+   * JSON formats: the whitespace policy, as `compile`'s, but the processor's
+   * default is 'flexible' with `maxWhitespace` 16: the model writes the
+   * layout it prefers (indented or not), in runs of at most 16 characters,
+   * so that it cannot loop on whitespace ('default': compact or spaced only).
+   */
+  whitespace?: ConstraintOptions['whitespace'];
+  maxWhitespace?: number;
   /** Reuse a store compiled earlier for the same tokenizer, format and options (default true). */
   cache?: boolean;
 }

@@ -93,7 +93,8 @@ import * as webgpu from 'grammask/webgpu';
 const tokenizer = await AutoTokenizer.from_pretrained('x');
 const model = await AutoModelForCausalLM.from_pretrained('x');
 const steps: StepInfo[] = [];
-const processor = new StructuredOutputProcessor(tokenizer, { type: 'regex', regex: 'a+' }, { model, onStep: (s) => steps.push(s), trigger: 'x', maxFreeTokens: 8 });
+const processor = new StructuredOutputProcessor(tokenizer, { type: 'regex', regex: 'a+' }, { model, onStep: (s) => steps.push(s), trigger: 'x', maxFreeTokens: 8, freeTokensWarning: 64, whitespace: 'flexible', maxWhitespace: 16 });
+const freeTokens: number | undefined = steps[0]?.freeTokens;
 const list = new LogitsProcessorList();
 const vocab = PreparedVocab.fromTokenizer(tokenizer);
 const inner = new GrammarLogitsProcessor(compile(vocab, { type: 'json_object' }), { model, tokenizer });
@@ -106,7 +107,7 @@ for (const p of processor) p.reset();
 const n: number = applyMask(new Float32Array(4), new Uint32Array(1));
 const store: MaskStore | runtime.MaskStore = inner.store;
 const wgsl: string = webgpu.maskShader('f16');
-console.log(phase, first, n, store, wgsl, steps.length);
+console.log(phase, first, n, store, wgsl, steps.length, freeTokens);
 `;
 
 test('types: the .d.ts files check without skipLibCheck, and typed use of grammask/transformers compiles', { timeout: 300_000 }, () => {
