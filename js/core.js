@@ -532,12 +532,15 @@ export function makeApi(raw, isReady) {
   // argument) whose `kind` is 'ResponseFormat', as Rust's ErrorKind names it.
   const formatError = (message) => Object.assign(new TypeError(message), { kind: 'ResponseFormat' });
 
+  // A bare schema is the likely mistake: say how to wrap it.
+  const wrap = "; for a JSON Schema, wrap it: { type: 'json_schema', json_schema: <your schema> }";
+
   function normalizeFormat(rf) {
     if (rf === null || typeof rf !== 'object' || typeof rf.type !== 'string') {
-      throw formatError(`grammask: responseFormat must be an object with a string type (${FORMATS.join(', ')})`);
+      throw formatError(`grammask: responseFormat must be an object with a string type (${FORMATS.join(', ')})${rf && typeof rf === 'object' ? wrap : ''}`);
     }
     if (!FORMATS.includes(rf.type)) {
-      throw formatError(`grammask: responseFormat.type ${JSON.stringify(rf.type)} is not one of ${FORMATS.join(', ')}`);
+      throw formatError(`grammask: responseFormat.type ${JSON.stringify(rf.type)} is not one of ${FORMATS.join(', ')}${wrap}`);
     }
     if (rf.type === 'json_schema') {
       let s = rf.json_schema;

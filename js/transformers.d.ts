@@ -8,6 +8,15 @@ import type { MaskStore, Matcher, PreparedVocab, ResponseFormat, ConstraintOptio
  */
 export function applyMask(logits: Float32Array | Float64Array | Uint16Array, mask: Uint32Array): number;
 
+/** The logits as transformers.js passes them: a float32 Tensor [batch, vocab] (structurally). */
+export interface LogitsTensor {
+  dims: readonly number[];
+  data: unknown;
+}
+
+/** A processor in a LogitsProcessorList: called with the ids so far and the logits. */
+export type LogitsProcessorFn = (inputIds: bigint[][], logits: any) => any;
+
 export interface StepInfo {
   /** 0 on the first call of a generation, then 1, 2, ... */
   step: number;
@@ -24,6 +33,8 @@ export interface StepInfo {
   token: number | undefined;
   /** 'free' (before the trigger), 'constrained', or 'after' (past the closing). */
   phase: 'free' | 'constrained' | 'after';
+  /** With `trigger`: the tokens this row wrote before the trigger (so far, while `phase` is 'free'). */
+  freeTokens: number;
   /** Matcher calls made by the trigger/closing rules for this mask. */
   probes: number;
   /** With `refusedTopK`: the highest logits the mask refused, best first. */
@@ -35,8 +46,8 @@ export interface GrammarLogitsProcessorOptions {
   eosTokenIds?: number | Iterable<number>;
   /** The model's generation config (object or JSON text): its `eos_token_id` (int or list) count as EOS. */
   generationConfig?: object | string;
-  /** The model: `model.generation_config.eos_token_id` count as EOS. */
-  model?: { generation_config?: { eos_token_id?: number | number[] } };
+  /** The model (a transformers.js PreTrainedModel): `model.generation_config.eos_token_id` count as EOS. */
+  model?: { generation_config?: { eos_token_id?: number | number[] | null } | null };
   /**
    * The model's tokenizer (transformers.js) or its PreparedVocab: the store
    * must have been built for it (same token bytes and flags), else the
@@ -72,6 +83,13 @@ export interface GrammarLogitsProcessorOptions {
   triggerRequired?: boolean;
   /** With `trigger`: after this many free tokens, only tokens that continue the trigger (default Infinity). */
   maxFreeTokens?: number;
+  /**
+   * With `trigger`: a row that has written this many tokens (or
+   * `maxFreeTokens`, when smaller) without the trigger is reported once per
+   * processor with `console.warn`, as the constraint does not apply yet
+   * (default 256; Infinity: never). `onStep` reports `phase` and `freeTokens`.
+   */
+  freeTokensWarning?: number;
   /** Rollback depth of each row's Matcher (default 8; 256 with trigger/closing, whose checks roll back a token's bytes). */
   maxRollback?: number;
   /** With > 0, `onStep` reports the top refused ids (costs a scan of the logits). */
@@ -90,7 +108,9 @@ export interface GrammarLogitsProcessorOptions {
 
 /**
  * A logits processor for a MaskStore. Pass it as `logits_processor: [processor]`
- * to `model.generate()` or a `text-generation` pipeline call. Every call
+ * to `model.generate()` or a `text-generation` pipeline call (TypeScript:
+ * transformers.js declares `logits_processor` a LogitsProcessorList, so
+ * `push` it into a `new LogitsProcessorList()`, or use StructuredOutputProcessor). Every call
  * commits the tokens appended to each row since the previous call (the first
  * call of a generation records the prompt) and masks the logits; a token the
  * constraint refuses throws. One Matcher per batch row; rows that ended allow
@@ -98,8 +118,8 @@ export interface GrammarLogitsProcessorOptions {
  */
 export class GrammarLogitsProcessor {
   constructor(store: MaskStore, options?: GrammarLogitsProcessorOptions);
-  (inputIds: bigint[][], logits: unknown): unknown;
-  _call(inputIds: bigint[][], logits: { dims: number[]; data: Float32Array }): unknown;
+  /** Masks `logits` (a Tensor [batch, vocab]) in place and returns it. */
+  _call(inputIds: bigint[][], logits: LogitsTensor): any;
   readonly store: MaskStore;
   /** The current generation's row matchers. */
   readonly matchers: Matcher[];
@@ -114,6 +134,14 @@ export class GrammarLogitsProcessor {
 
 export interface StructuredOutputOptions
   extends ConstraintOptions, Omit<GrammarLogitsProcessorOptions, 'tokenizer' | 'Matcher'> {
+  /**
+   * JSON formats: the whitespace policy, as `compile`'s, but the processor's
+   * default is 'flexible' with `maxWhitespace` 16: the model writes the
+   * layout it prefers (indented or not), in runs of at most 16 characters,
+   * so that it cannot loop on whitespace ('default': compact or spaced only).
+   */
+  whitespace?: ConstraintOptions['whitespace'];
+  maxWhitespace?: number;
   /** Reuse a store compiled earlier for the same tokenizer, format and options (default true). */
   cache?: boolean;
 }
@@ -131,17 +159,23 @@ export class StructuredOutputProcessor {
   /** Read and cache the tokenizer's vocabulary now (the first constructor otherwise pays for it). */
   static warmup(tokenizer: TransformersTokenizer | PreparedVocab): void;
   constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat, options?: StructuredOutputOptions);
-  (inputIds: bigint[][], logits: unknown): unknown;
-  _call(inputIds: bigint[][], logits: unknown): unknown;
+  /** Runs the processors in order on `logits` (a Tensor [batch, vocab]), in place; returns it. */
+  _call(inputIds: bigint[][], logits: LogitsTensor): any;
   readonly processors: GrammarLogitsProcessor[];
   readonly processor: GrammarLogitsProcessor;
   readonly store: MaskStore;
   readonly vocab: PreparedVocab;
   readonly matchers: Matcher[];
   readonly phases: ('free' | 'constrained' | 'after')[];
-  push(p: (inputIds: bigint[][], logits: unknown) => unknown): void;
-  extend(ps: Iterable<(inputIds: bigint[][], logits: unknown) => unknown>): void;
-  [Symbol.iterator](): IterableIterator<GrammarLogitsProcessor>;
+  push(p: LogitsProcessorFn): void;
+  extend(ps: Iterable<LogitsProcessorFn>): void;
+  /** The processors (an array iterator, as transformers.js' LogitsProcessorList). */
+  [Symbol.iterator](): ReturnType<GrammarLogitsProcessor[]['values']>;
   reset(): void;
   free(): void;
 }
+
+// The instances are functions (transformers.js calls processors as
+// functions): a call signature, merged into the classes.
+export interface GrammarLogitsProcessor { (inputIds: bigint[][], logits: LogitsTensor): any }
+export interface StructuredOutputProcessor { (inputIds: bigint[][], logits: LogitsTensor): any }

@@ -40,6 +40,8 @@
 //    output; the text after it is free again. Masks stay exact: a token that
 //    completes the trigger is allowed only if its rest starts a valid output;
 //    a token that completes the output and begins the closing is allowed.
+//    A trigger still absent after `freeTokensWarning` (256) free tokens is
+//    reported once (console.warn); `maxFreeTokens` forces it.
 //
 // The modules (internal; this file is the public grammask/transformers):
 //   transformers/processor.js   GrammarLogitsProcessor (rows, commits, masks)

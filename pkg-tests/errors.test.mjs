@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { MaskStore, Matcher, PreparedVocab, compile, limits } from 'grammask';
-import { blobPath, tokenIdOf, maskHash, bit } from './helpers.mjs';
+import { StructuredOutputProcessor } from 'grammask/transformers';
+import { LLAMA3, blobPath, tokenIdOf, maskHash, bit } from './helpers.mjs';
 
 const bytes = fs.readFileSync(blobPath('json'));
 const store = MaskStore.fromBytes(bytes);
@@ -185,4 +186,37 @@ test('limits() reports every limit by name', () => {
   assert.equal(l.maxStringLength, 1024);
   assert.equal(l.maxLalrTableCells, 64 << 20, 'the wasm32 value');
   assert.ok(Object.keys(l).length >= 29 && Object.entries(l).every(([k, n]) => /^max[A-Z]/.test(k) && Number.isSafeInteger(n) && n > 0));
+});
+
+test("errors stay short and name the user's input", () => {
+  const v = PreparedVocab.fromTokenizerJson(fs.readFileSync(LLAMA3, 'utf8'), { eosTokenIds: [128001] });
+  const tok = { _tokenizerJSON: JSON.parse(fs.readFileSync(LLAMA3, 'utf8')), _tokenizerConfig: { eos_token: '<|end_of_text|>' } };
+  const short = (e) => { assert.ok(e.message.length < 200, `${e.message.length} characters: ${e.message}`); return e; };
+  // A regex with an unclosed group: the user's pattern and the column in it, not `\d` expanded into Unicode ranges.
+  let e = short(throwsClear(() => compile(v, { type: 'regex', regex: '(\\d{3}-\\d{4}' }), /unclosed group at column 1/, 'Regex'));
+  assert.ok(e.message.includes('"(\\\\d{3}-\\\\d{4}"'), e.message);
+  assert.doesNotMatch(e.message, /\\x\{/);
+  e = short(throwsClear(() => compile(v, { type: 'json_schema', json_schema: { type: 'string', pattern: '^(\\d{3}-\\d{4}$' } }), /unclosed group at column 2/, 'Regex'));
+  assert.match(e.message, /at #\/pattern/);
+  assert.doesNotMatch(e.message, /\[0-9\]/, 'not the translation');
+  // The tokenizer as an option, or the arguments in the wrong order: the processor's signature, not an internal name.
+  const sig = /new StructuredOutputProcessor\(tokenizer, responseFormat, options\?\)/;
+  for (const f of [() => new StructuredOutputProcessor({ type: 'json' }, { tokenizer: tok }), () => new StructuredOutputProcessor({ type: 'json' }, tok),
+    () => new StructuredOutputProcessor(tok, { type: 'json' }, { tokenizer: tok })]) {
+    e = throwsClear(f, sig);
+    assert.ok(e instanceof TypeError);
+    assert.doesNotMatch(e.message, /fromTokenizer|_tokenizerJSON/);
+    assert.ok(e.message.length < 220, e.message);
+  }
+  e = throwsClear(() => new StructuredOutputProcessor({ type: 'json' }, { tokenizer: tok }), /takes a transformers.js tokenizer or a PreparedVocab first, got a response format \(\{type: "json"\}\); the tokenizer is not an option$/);
+  throwsClear(() => new StructuredOutputProcessor({ type: 'json' }, tok), /got a response format/);
+  // A bare schema as the response format: a hint to wrap it.
+  const wrap = /for a JSON Schema, wrap it: \{ type: 'json_schema', json_schema: <your schema> \}/;
+  const schema = { type: 'object', properties: { name: { type: 'string' } } };
+  for (const f of [() => new StructuredOutputProcessor(tok, schema), () => compile(v, schema), () => compile(v, { properties: {} })]) {
+    e = short(throwsClear(f, wrap));
+    assert.equal(e.kind, 'ResponseFormat');
+  }
+  assert.match(throwsClear(() => compile(v, schema), wrap).message, /responseFormat.type "object" is not one of/);
+  v.free();
 });

@@ -6,6 +6,10 @@
 //    2020-12, formats), and >= 90% end with EOS before max_new_tokens
 //    (a prompt marked `reportOnly` in the data, with its reason, is in the
 //    table but not in these counts: the unbounded recursive tree);
+//  - the same JSON prompts under other whitespace policies than the
+//    processor's default (compact-or-spaced 'default', 'flexible' with runs
+//    of 4): valid, sensible, EOS and multi-line counts in summary.whitespace
+//    (reported, not asserted: they chose the default);
 //  - Python prompts with the chat-shaped rule (trigger "```python\n", closing
 //    "\n```", python.lark blob for the SmolLM2 tokenizer): every closed fence
 //    holds a program that CPython's ast.parse accepts;
@@ -29,6 +33,13 @@ const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/tran
 const skip = !FULL && 'full tier (GRAMMASK_FULL=1)';
 const DATA = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/data/structured.json'), 'utf8'));
 const MAX_NEW = 160;
+// Whitespace policies measured side by side with the processor's default
+// ('flexible', runs of at most 16; docs/measurements.md, "Whitespace policy").
+const WS_DEFAULT = 'processor default (flexible:16)';
+const WS_POLICIES = [
+  ['default', { whitespace: 'default' }],
+  ['flexible:4', { whitespace: 'flexible', maxWhitespace: 4 }],
+];
 
 const get = (obj, p) => p.split('.').reduce((o, k) => (o == null ? undefined : k === 'length' ? o.length : o[k]), obj);
 
@@ -109,6 +120,26 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     proc.free();
   }
 
+  // The whitespace policies compared (reported in summary.whitespace, not
+  // asserted): the same prompts, constrained only, under each explicit
+  // policy; "sensible" = valid and containing what the data expects.
+  const wsRows = [];
+  for (const [label, opts] of WS_POLICIES) {
+    for (const s of DATA.schemas) {
+      if (s.reportOnly) continue;
+      const proc = new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: s.schema }, { model, ...opts });
+      const r = await run(s.prompt, proc);
+      const text = textOf(proc.vocab, r.ids);
+      let value, parsed = true, valid = false;
+      try { value = JSON.parse(text); } catch { parsed = false; }
+      if (parsed) valid = ajv.compile(s.schema)(value);
+      const misses = parsed ? sensible(value, s.sensible) : ['unparsed'];
+      wsRows.push({ policy: label, name: s.name, text, tokens: r.ids.length, eos: r.eos, valid, sensible: valid && misses.length === 0, layout: /\n/.test(text) ? 'multi-line' : 'one line' });
+      t.diagnostic(`whitespace ${label} ${s.name}: ${JSON.stringify(text)} — ${r.ids.length} tokens${r.eos ? ', EOS' : ''}, valid ${valid}${misses.length ? '; ' + misses.join(', ') : ''}`);
+      proc.free();
+    }
+  }
+
   const pyStore = MaskStore.fromBytes(fs.readFileSync(blobPath('python', { tokenizer: MODEL })));
   const programs = [];
   for (const p of DATA.python) {
@@ -144,11 +175,18 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     json: { prompts: js.length, parsed: js.filter((r) => r.parsed).length, valid: js.filter((r) => r.valid).length, eos: js.filter((r) => r.eos).length,
       sensible: js.filter((r) => r.misses.length === 0).length },
     python: { prompts: py.length, closed: py.filter((r) => r.closed).length, astOk: py.filter((r) => r.closed && r.ast === null).length },
-    reportOnly, tpsConstrained: tokC / timeC, tpsUnconstrained: tokC / timeF, ratio: timeF / timeC,
+    reportOnly,
+    whitespace: Object.fromEntries([WS_DEFAULT, ...WS_POLICIES.map(([label]) => label)].map((label) => {
+      const w = label === WS_DEFAULT ? js.map((r) => ({ ...r, sensible: r.valid && r.misses.length === 0, layout: /\n/.test(r.text) ? 'multi-line' : 'one line' }))
+        : wsRows.filter((r) => r.policy === label);
+      return [label, { prompts: w.length, valid: w.filter((r) => r.valid).length, sensible: w.filter((r) => r.sensible).length,
+        eos: w.filter((r) => r.eos).length, multiLine: w.filter((r) => r.layout === 'multi-line').length, tokens: sum(w, (r) => r.tokens) }];
+    })),
+    tpsConstrained: tokC / timeC, tpsUnconstrained: tokC / timeF, ratio: timeF / timeC,
     grammaskShareMean: sum(rows, (r) => r.share) / rows.length, grammaskShareMax: Math.max(...rows.map((r) => r.share)),
   };
   fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'out/realmodel.json'), JSON.stringify({ summary, rows }, null, 1) + '\n');
+  fs.writeFileSync(path.join(ROOT, 'out/realmodel.json'), JSON.stringify({ summary, rows, wsRows }, null, 1) + '\n');
   const md = ['| kind | prompt | tokens | EOS | valid | tok/s constrained | tok/s unconstrained | in grammask | output | sensible (auto) |', '|---|---|---:|---|---|---:|---:|---:|---|---|'];
   for (const r of rows) {
     md.push(`| ${r.kind === 'python' ? 'python fence' : 'schema'} | ${r.name}${r.reportOnly ? ' (reported, not asserted)' : ''} | ${r.tokens} | ${r.eos ? 'yes' : 'no'} | ${r.kind === 'python' ? (r.closed ? (r.ast === null ? 'ast.parse ok' : `ast: ${r.ast}`) : 'no fence') : (r.valid ? 'yes' : 'NO')} `

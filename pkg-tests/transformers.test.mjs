@@ -114,6 +114,70 @@ test('GrammarLogitsProcessor: masks, commits, wide logits, EOS, batches, refusal
   proc.free(); p2.free(); ref.free(); store.free();
 });
 
+test('trigger: a trigger that has not appeared is reported (one console.warn, onStep freeTokens), and maxFreeTokens forces it', () => {
+  const store = MaskStore.fromBytes(fs.readFileSync(blobPath('json')));
+  const V = store.vocabSize;
+  const word = tokenIdOf(store, 'Hello'), ticks = tokenIdOf(store, '```');
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (...a) => { warnings.push(a.join(' ')); };
+  try {
+    // Run `n` free tokens ("Hello" each) through a processor; returns the last step's info and logits.
+    const run = (options, n) => {
+      const steps = [];
+      const proc = new GrammarLogitsProcessor(store, { trigger: '```json\n', prefetchMs: 0, onStep: (s) => steps.push(s), ...options });
+      const ids = [[1n]];
+      let logits;
+      for (let k = 0; k <= n; k++) {
+        logits = tensor(1, V);
+        proc(ids, logits);
+        if (k < n) ids[0].push(BigInt(word));
+      }
+      proc.free();
+      return { steps, logits };
+    };
+    // Default: no forcing, one warning after 256 free tokens (none before).
+    let { steps, logits } = run({}, 255);
+    assert.deepEqual(warnings, []);
+    assert.deepEqual([steps.at(-1).phase, steps.at(-1).freeTokens], ['free', 255]);
+    ({ steps, logits } = run({}, 300));
+    assert.equal(warnings.length, 1, 'once per processor, not once per step');
+    assert.match(warnings[0], /^grammask: row 0 wrote 256 tokens without the trigger "```json\\n", so the constraint does not apply yet; maxFreeTokens forces/);
+    assert.deepEqual([steps.at(-1).phase, steps.at(-1).freeTokens], ['free', 300]);
+    assert.equal(logits.data[word], 0, 'still free: no forcing by default');
+    assert.equal(logits.data[EOS], -Infinity, 'triggerRequired: EOS refused before the trigger');
+    // freeTokensWarning: earlier (and Infinity: never).
+    warnings.length = 0;
+    run({ freeTokensWarning: 3 }, 10);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /wrote 3 tokens without the trigger/);
+    warnings.length = 0;
+    run({ freeTokensWarning: Infinity }, 300);
+    assert.deepEqual(warnings, []);
+    // maxFreeTokens: the warning says the trigger is forced, and the mask allows only its continuations.
+    ({ steps, logits } = run({ maxFreeTokens: 5 }, 5));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /wrote 5 tokens without the trigger .*; from now on only tokens that continue the trigger are allowed \(maxFreeTokens: 5\)/);
+    assert.equal(logits.data[word], -Infinity, 'forced: free text refused');
+    assert.equal(logits.data[ticks], 0, 'forced: the trigger\'s start allowed');
+    assert.equal(steps.at(-1).freeTokens, 5);
+    // No warning when the trigger appears in time.
+    warnings.length = 0;
+    const proc = new GrammarLogitsProcessor(store, { trigger: '```json\n', freeTokensWarning: 2, prefetchMs: 0 });
+    const ids = [[1n]];
+    proc(ids, tensor(1, V));
+    for (const t of ['```', 'json', '\n', '{"']) { ids[0].push(BigInt(tokenIdOf(store, t))); proc(ids, tensor(1, V)); }
+    assert.deepEqual(proc.phases, ['constrained']);
+    for (let k = 0; k < 4; k++) { ids[0].push(BigInt(tokenIdOf(store, 'a'))); proc(ids, tensor(1, V)); }
+    assert.deepEqual(warnings, [], 'the trigger appeared at once (its first 2 tokens count as free ones, but the row was writing it)');
+    proc.free();
+    assert.throws(() => new GrammarLogitsProcessor(store, { freeTokensWarning: -1 }), /freeTokensWarning must be a number >= 0/);
+  } finally {
+    console.warn = warn;
+    store.free();
+  }
+});
+
 /** The test's length budget (see the header). */
 function lengthBias(tok, promptLen) {
   const closers = [...new Set(['"', '}', ']', ')', '\n', '"}', '"]', '}}', ']]', '))', '\n\n', '0', '"\n', ')\n', "'"]

@@ -42,7 +42,7 @@ const STORE_CACHE_SIZE = 32;
 /** The PreparedVocab of a transformers.js tokenizer, built once per tokenizer. */
 export function vocabFor(tokenizer) {
   if (tokenizer instanceof PreparedVocab) return tokenizer;
-  if (tokenizer === null || (typeof tokenizer !== 'object' && typeof tokenizer !== 'function')) {
+  if (tokenizer === null || (typeof tokenizer !== 'object' && typeof tokenizer !== 'function') || tokenizer._tokenizerJSON == null) {
     throw new TypeError('grammask: expected a transformers.js tokenizer (AutoTokenizer.from_pretrained) or a PreparedVocab');
   }
   let v = vocabCache.get(tokenizer);

@@ -52,18 +52,18 @@ export class GrammarLogitsProcessor {
     }
     const o = options ?? {};
     const known = ['eosTokenIds', 'generationConfig', 'model', 'maxRollback', 'onStep', 'Matcher', 'tokenizer', 'trigger', 'closing',
-      'triggerRequired', 'maxFreeTokens', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK', 'prefetchMs'];
+      'triggerRequired', 'maxFreeTokens', 'freeTokensWarning', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK', 'prefetchMs'];
     for (const k of Object.keys(o)) if (!known.includes(k)) throw new TypeError(`grammask: unknown option ${k} (known: ${known.join(', ')})`);
     const {
       maxRollback, onStep, Matcher = DefaultMatcher, tokenizer, trigger, closing, triggerRequired = true,
-      maxFreeTokens = Infinity, stopWhenComplete = true, maxTrailingWhitespace = 4, maxLogitsPadding = 1024, refusedTopK = 0,
+      maxFreeTokens = Infinity, freeTokensWarning = 256, stopWhenComplete = true, maxTrailingWhitespace = 4, maxLogitsPadding = 1024, refusedTopK = 0,
       prefetchMs = 4,
     } = o;
     if (onStep !== undefined && typeof onStep !== 'function') throw new TypeError('grammask: onStep must be a function');
     for (const [k, v] of [['trigger', trigger], ['closing', closing]]) {
       if (v !== undefined && (typeof v !== 'string' || v.length === 0)) throw new TypeError(`grammask: ${k} must be a non-empty string`);
     }
-    for (const [k, v] of [['maxFreeTokens', maxFreeTokens], ['maxTrailingWhitespace', maxTrailingWhitespace], ['maxLogitsPadding', maxLogitsPadding], ['refusedTopK', refusedTopK], ['prefetchMs', prefetchMs]]) {
+    for (const [k, v] of [['maxFreeTokens', maxFreeTokens], ['freeTokensWarning', freeTokensWarning], ['maxTrailingWhitespace', maxTrailingWhitespace], ['maxLogitsPadding', maxLogitsPadding], ['refusedTopK', refusedTopK], ['prefetchMs', prefetchMs]]) {
       if (typeof v !== 'number' || !(v >= 0)) throw new TypeError(`grammask: ${k} must be a number >= 0`);
     }
     if (typeof stopWhenComplete !== 'boolean' || typeof triggerRequired !== 'boolean') throw new TypeError('grammask: stopWhenComplete and triggerRequired must be booleans');
@@ -75,9 +75,11 @@ export class GrammarLogitsProcessor {
     closure.options = {
       // Probing a closing or a trigger's rest rolls back up to a token's length in bytes.
       maxRollback: maxRollback ?? (chat ? 256 : 8), onStep, Matcher, trigger, closing, triggerRequired, maxFreeTokens,
-      stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
+      // A trigger still absent after this many free tokens is reported (once per processor).
+      warnAt: maxFreeTokens >= 1 ? Math.min(maxFreeTokens, freeTokensWarning) : freeTokensWarning, stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
     };
     closure.prefetchTimeMs = 0;
+    closure.warned = false;
     closure.storeEos = Array.from(store.eosTokenIds);
     closure.eos = new Set([...closure.storeEos, ...extraEos(o)]);
     closure.rows = null;
@@ -157,6 +159,8 @@ export class GrammarLogitsProcessor {
       }
       r.seen = ids.length;
       r.last = ids.length ? idOf(ids[ids.length - 1]) : -1;
+      // (Not while the text ends with the start of the trigger: the row is writing it.)
+      if (r.phase === PHASE_FREE && r.free >= this.options.warnAt && r.kmp === 0 && !this.warned) this._warnTrigger(r, i);
       const rowLogits = data.subarray(i * width, (i + 1) * width);
       const t0 = performance.now();
       const probes = this._mask(r, width);
@@ -172,12 +176,21 @@ export class GrammarLogitsProcessor {
       if (onStep) {
         onStep({
           step: this.step, row: i, allowed, maskMs: (t1 - t0) + (t3 - t2), commitMs: t0 - c0, forced: allowed === 1, token,
-          phase: PHASE_NAMES[r.phase], probes, refused,
+          phase: PHASE_NAMES[r.phase], freeTokens: r.free, probes, refused,
         });
       }
     }
     this._schedulePrefetch();
     return logits;
+  }
+
+  /** The trigger has not appeared after `warnAt` free tokens: say so, once per processor. */
+  _warnTrigger(r, row) {
+    this.warned = true;
+    const { trigger, maxFreeTokens } = this.options;
+    console.warn(`grammask: row ${row} wrote ${r.free} tokens without the trigger ${JSON.stringify(trigger)}, so the constraint does not apply yet; `
+      + (r.free >= maxFreeTokens ? `from now on only tokens that continue the trigger are allowed (maxFreeTokens: ${maxFreeTokens})`
+        : 'maxFreeTokens forces the trigger after that many tokens (freeTokensWarning: Infinity silences this warning)'));
   }
 
   /**

@@ -2,7 +2,40 @@
 // transformers.js tokenizer, as a LogitsProcessorList holding one
 // GrammarLogitsProcessor.
 import { GrammarLogitsProcessor } from './processor.js';
+import { PreparedVocab } from './grammask.js';
 import { compileCached, tokenData, vocabFor } from './caches.js';
+
+// The processor's default JSON whitespace: the layout the model prefers
+// (indented or not), in runs of at most 16 characters so that it cannot loop
+// on whitespace. Chosen from the real-model figures in docs/measurements.md
+// ("Whitespace policy"): compact-or-spaced ('default') refused the indented
+// JSON SmolLM2 ranks first; 'flexible' with runs of 4 cut its 4-space indent.
+const DEFAULT_WHITESPACE = { whitespace: 'flexible', maxWhitespace: 16 };
+const JSON_FORMATS = ['json_schema', 'json_object', 'json'];
+
+const SIGNATURE = 'new StructuredOutputProcessor(tokenizer, responseFormat, options?)';
+
+/** A short description of a wrong argument. */
+function describe(x) {
+  if (x === null || typeof x !== 'object') return typeof x === 'string' ? 'a string' : String(x);
+  if (typeof x.type === 'string') return `a response format ({type: ${JSON.stringify(x.type)}})`;
+  const keys = Object.keys(x);
+  return keys.length ? `an object with ${keys.slice(0, 4).join(', ')}${keys.length > 4 ? ', ...' : ''}` : 'an empty object';
+}
+
+/** The arguments in the right places, or a TypeError that shows the signature. */
+function checkArguments(tokenizer, responseFormat, options) {
+  const isTokenizer = tokenizer instanceof PreparedVocab
+    || (tokenizer !== null && (typeof tokenizer === 'object' || typeof tokenizer === 'function') && tokenizer._tokenizerJSON != null);
+  if (!isTokenizer) {
+    const asOption = [responseFormat, options].some((o) => o !== null && typeof o === 'object' && 'tokenizer' in o);
+    throw new TypeError(`grammask: ${SIGNATURE} takes a transformers.js tokenizer or a PreparedVocab first, `
+      + `got ${describe(tokenizer)}${asOption ? '; the tokenizer is not an option' : ''}`);
+  }
+  if (options !== null && typeof options === 'object' && 'tokenizer' in options) {
+    throw new TypeError(`grammask: ${SIGNATURE}: the tokenizer is the first argument, not an option`);
+  }
+}
 
 /**
  * Constrain transformers.js generation to a response format:
@@ -21,17 +54,18 @@ export class StructuredOutputProcessor {
   constructor(tokenizer, responseFormat, options = {}) {
     const closure = function (inputIds, logits) { return closure._call(inputIds, logits); };
     Object.setPrototypeOf(closure, new.target.prototype);
+    checkArguments(tokenizer, responseFormat, options);
     const o = options ?? {};
     const { whitespace, maxWhitespace, lenient, cache = true, ...rest } = o;
     const vocab = vocabFor(tokenizer);
     const compileOptions = {};
     if (whitespace !== undefined) compileOptions.whitespace = whitespace;
+    else if (JSON_FORMATS.includes(responseFormat?.type)) Object.assign(compileOptions, DEFAULT_WHITESPACE);
     if (maxWhitespace !== undefined) compileOptions.maxWhitespace = maxWhitespace;
     if (lenient !== undefined) compileOptions.lenient = lenient;
     // compile() checked a {type: 'store'} store against the vocabulary; the
     // others were compiled for it.
     const store = compileCached(vocab, responseFormat, compileOptions, cache);
-    if ('tokenizer' in rest) throw new TypeError('grammask: the tokenizer is the first argument of StructuredOutputProcessor, not an option');
     const inner = new GrammarLogitsProcessor(store, rest);
     closure.processors = [inner];
     closure.store = store;

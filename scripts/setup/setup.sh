@@ -110,7 +110,7 @@ fi
 # into pkg-tests/node_modules/grammask by scripts/build/build-pkg.sh).
 if [ ! -d pkg-tests/node_modules/playwright-core ] || [ ! -d pkg-tests/node_modules/ajv ] \
    || lock_changed pkg-tests; then
-  say "npm ci in pkg-tests (playwright-core, ajv, ajv-formats)"
+  say "npm ci in pkg-tests (playwright-core, ajv, ajv-formats, typescript, @types/node)"
   npm_ci pkg-tests
 else
   say "pkg-tests node_modules present"

@@ -36,7 +36,7 @@ pub fn fullmatch_regex(pattern: &str) -> Result<(String, bool)> {
     if !t.lookaheads.is_empty() {
         return Err(err!(Regex, "regex constraint {pattern:?}: unsupported: lookahead `(?!`"));
     }
-    let hir = rx::parse_hir(&t.regex).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
+    let hir = rx::parse_translated(pattern, &t.regex).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
     let full = rx::fullmatch_language(&hir).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
     let re = full.to_string();
     let empty = rx::matches_empty(&re).map_err(|e| err!(Limit, "regex constraint {pattern:?}: {e}"))?;

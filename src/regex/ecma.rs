@@ -4,7 +4,7 @@
 
 use regex_syntax::hir::Hir;
 
-use super::lang::{parse_hir, push_literal};
+use super::lang::{parse_translated, push_literal};
 
 /// ECMA-262 `\s`.
 const ECMA_WS: &str = r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
@@ -268,5 +268,5 @@ pub fn ecma_to_regex(src: &str) -> Result<String, String> {
 /// An ECMA-262 pattern as a HIR (anchors still in it).
 pub fn ecma_to_hir(src: &str) -> Result<Hir, String> {
     let re = ecma_to_regex(src)?;
-    parse_hir(&re).map_err(|e| format!("cannot translate the pattern: {e}"))
+    parse_translated(src, &re)
 }

@@ -42,9 +42,35 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+fn parse_raw(re: &str) -> Result<Hir, regex_syntax::Error> {
+    regex_syntax::ParserBuilder::new().nest_limit(200).build().parse(re)
+}
+
 /// Parses regex-syntax text into a HIR (Unicode, UTF-8).
 pub fn parse_hir(re: &str) -> Result<Hir, String> {
-    regex_syntax::ParserBuilder::new().nest_limit(200).build().parse(re).map_err(|e| e.to_string())
+    parse_raw(re).map_err(|e| e.to_string())
+}
+
+/// What a regex-syntax error is (e.g. "unclosed group") and its column.
+fn kind_at(e: &regex_syntax::Error) -> (String, Option<usize>) {
+    match e {
+        regex_syntax::Error::Parse(a) => (a.kind().to_string(), Some(a.span().start.column)),
+        regex_syntax::Error::Translate(h) => (h.kind().to_string(), Some(h.span().start.column)),
+        _ => (e.to_string(), None),
+    }
+}
+
+/// Parses `re`, the regex-syntax translation of the user's pattern `src`.
+/// An error says what is wrong, and where in `src` when regex-syntax finds
+/// the same error there; never the translation (`\d` alone is ~100 ranges).
+pub fn parse_translated(src: &str, re: &str) -> Result<Hir, String> {
+    parse_raw(re).map_err(|e| {
+        let (kind, _) = kind_at(&e);
+        match parse_raw(src).err().map(|e| kind_at(&e)) {
+            Some((k, Some(col))) if k == kind => format!("{kind} at column {col}"),
+            _ => kind,
+        }
+    })
 }
 
 /// One way to match: anchored at the start / the end, and the body.

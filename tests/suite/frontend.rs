@@ -439,3 +439,13 @@ fn data_driven_case_grammars_load() {
     }
     assert!(n >= 5, "expected the frontend_*.json cases, found {n}");
 }
+
+#[test]
+fn regex_errors_name_the_users_pattern_not_its_translation() {
+    // `\d` translates to ~100 Unicode ranges: the message shows the user's pattern and the column in it.
+    let e = grammask::frontend::regex::to_cfg(r"(\d{3}-\d{4}").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Regex);
+    assert_eq!(e.message(), r#"regex constraint "(\\d{3}-\\d{4}": unclosed group at column 1"#);
+    let e = grammask::frontend::regex::to_cfg(r"\w\d{3,2}").unwrap_err();
+    assert_eq!(e.message(), r#"regex constraint "\\w\\d{3,2}": invalid repetition count range, the start must be <= the end at column 5"#);
+}
