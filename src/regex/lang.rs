@@ -52,7 +52,7 @@ pub fn parse_hir(re: &str) -> Result<Hir, String> {
 }
 
 /// What a regex-syntax error is (e.g. "unclosed group") and its column.
-fn kind_at(e: &regex_syntax::Error) -> (String, Option<usize>) {
+pub(crate) fn kind_at(e: &regex_syntax::Error) -> (String, Option<usize>) {
     match e {
         regex_syntax::Error::Parse(a) => (a.kind().to_string(), Some(a.span().start.column)),
         regex_syntax::Error::Translate(h) => (h.kind().to_string(), Some(h.span().start.column)),

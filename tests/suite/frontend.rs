@@ -334,6 +334,9 @@ fn semantic_errors_name_file_line_col() {
     let e = error("start: A\nA: /a(b/\n");
     assert_eq!(e.kind(), ErrorKind::Regex);
     assert!(e.message().starts_with("g.lark:2:1: terminal 'A' has an invalid regex"), "{}", e.message());
+    // The error names the user's pattern, not its translation (`\d` is ~100 Unicode ranges there).
+    let e = error("start: A\nA: /(\\d{3}-\\d{4}/\n");
+    assert_eq!(e.message(), "g.lark:2:1: terminal 'A' has an invalid regex /(\\d{3}-\\d{4}/: unclosed group");
 }
 
 #[test]

@@ -901,7 +901,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 let order = LarkOrder { max_width, pattern_len: p.value.chars().count(), flags: p.flags.chars().collect() };
                 let pattern = if p.re {
                     let (r, lookaheads) = &translated[t.name.as_str()];
-                    parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex `{r}`:\n{e}", t.span, t.name))?;
+                    // The error names the user's pattern, never the translation.
+                    parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex /{}/: {}", t.span, t.name, p.value, crate::regex::lang::kind_at(&e).0))?;
                     TerminalPattern::Regex { regex: r.clone(), lookaheads: lookaheads.clone() }
                 } else {
                     let ci = p.flags.contains('i');
