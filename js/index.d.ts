@@ -302,7 +302,7 @@ export interface ConstraintOptions {
    * JSON whitespace (json_schema, json_object, json): 'default' accepts both
    * compact `{"a":1}` and Python-`json.dumps` style `{"a": 1}` and nothing
    * else; 'compact'; 'spaced'; 'flexible' (RFC 8259 whitespace, at most
-   * `maxWhitespace` characters in a row, default 4). No whitespace before or
+   * `maxWhitespace` characters in a row, default 16). No whitespace before or
    * after the top-level value (except in 'flexible'), so once the value is
    * complete only EOS can follow.
    */

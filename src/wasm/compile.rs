@@ -41,7 +41,7 @@ pub fn compile_raw(
         (None | Some("default"), None) => Whitespace::Default,
         (Some("compact"), None) => Whitespace::Compact,
         (Some("spaced"), None) => Whitespace::Spaced,
-        (Some("flexible"), m) => Whitespace::Flexible { max_run: m.unwrap_or(4) },
+        (Some("flexible"), m) => Whitespace::Flexible { max_run: m.unwrap_or(crate::frontend::schema::DEFAULT_MAX_RUN) },
         (w, Some(_)) if w != Some("flexible") => {
             return Err(js_error(crate::err!(
                 ResponseFormat,
