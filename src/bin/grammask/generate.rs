@@ -56,6 +56,11 @@ pub struct Args {
     /// uniform draws to the end (samples that do not finish are retried).
     #[arg(long, default_value = "auto", value_name = "N|auto|never")]
     finish_after: String,
+    /// How --finish-after steers: `fewest` (default: as said there) or
+    /// `eos-lookahead` (a random allowed ASCII single-byte token, preferring one
+    /// after which EOS is allowed; the experiments' documented settings).
+    #[arg(long, default_value = "fewest", value_parser = ["fewest", "eos-lookahead"])]
+    finish_by: String,
     /// Write the samples here (sample_NNNN.txt).
     #[arg(long)]
     out_dir: PathBuf,
@@ -70,7 +75,7 @@ pub fn run(a: Args) -> Result<bool> {
         "never" => usize::MAX,
         n => n.parse().map_err(|_| Error::new(ErrorKind::Io, format!("--finish-after {n}: expected a number, auto or never")))?,
     };
-    let sampler = Sampler { max_tokens: a.max_tokens, eos_bias: a.eos_bias, short_bias: a.short_bias, finish_after };
+    let sampler = Sampler { max_tokens: a.max_tokens, eos_bias: a.eos_bias, short_bias: a.short_bias, finish_after, fewest: a.finish_by == "fewest" };
     if let Some(g) = &a.grammar {
         let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--grammar needs --tokenizer")) };
         let (pv, _) = crate::constraint_args::prepared(t, None)?;
@@ -101,6 +106,8 @@ struct Sampler {
     eos_bias: f64,
     short_bias: f64,
     finish_after: usize,
+    /// Steer by the fewest next tokens (else: EOS lookahead over random ASCII bytes).
+    fewest: bool,
 }
 
 fn cmd_generate(
@@ -111,7 +118,7 @@ fn cmd_generate(
     out_dir: &Path,
     json: bool,
 ) -> Result<bool> {
-    let Sampler { max_tokens, eos_bias, short_bias, finish_after } = *sampler;
+    let Sampler { max_tokens, eos_bias, short_bias, finish_after, fewest } = *sampler;
     std::fs::create_dir_all(out_dir).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out_dir.display())))?;
     let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
     let mut rng = Rng(seed);
@@ -132,7 +139,8 @@ fn cmd_generate(
             let pick = if eos_ok && (finishing || rng.unit() < eos_bias || allowed.iter().all(|t| eos.contains(t))) {
                 eos[0]
             } else if finishing {
-                match steer(&mut m, &allowed, &eos, &mut rng, &mut mask)? {
+                let step = if fewest { steer(&mut m, &allowed, &eos, &mut rng, &mut mask)? } else { steer_eos_lookahead(&mut m, &allowed, &eos, &mut rng)? };
+                match step {
                     Some(t) => t,
                     None => break,
                 }
@@ -234,4 +242,29 @@ fn steer(m: &mut Matcher, allowed: &[u32], eos: &[u32], rng: &mut Rng, mask: &mu
         }
     }
     Ok(Some(best.1))
+}
+
+/// `--finish-by eos-lookahead`: a random allowed ASCII single-byte token (else
+/// any allowed token), preferring one after which EOS is allowed.
+fn steer_eos_lookahead(m: &mut Matcher, allowed: &[u32], eos: &[u32], rng: &mut Rng) -> Result<Option<u32>> {
+    let store = m.store().clone();
+    let bytes = |t: u32| store.vocab().token_bytes(grammask::ids::TokenId(t));
+    let mut cands: Vec<u32> = allowed.iter().copied().filter(|&t| !eos.contains(&t) && bytes(t).len() == 1 && bytes(t)[0] < 0x80).collect();
+    if cands.is_empty() {
+        cands = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
+    }
+    if cands.is_empty() {
+        return Ok(None);
+    }
+    let start = rng.below(cands.len() as u64) as usize;
+    for i in 0..cands.len() {
+        let t = cands[(start + i) % cands.len()];
+        m.commit_token(t)?;
+        let ends = m.is_accepting();
+        m.rollback(1)?;
+        if ends {
+            return Ok(Some(t));
+        }
+    }
+    Ok(Some(cands[start]))
 }
