@@ -11,7 +11,7 @@ use std::rc::Rc;
 /// Replay files token by token and verify every token is allowed (experiment 1).
 /// With --json-schema or --regex instead of --store, the store is compiled per
 /// request first (the files are instances, replayed as written; JSON whitespace
-/// `flexible:64` by default here, so pretty-printed files pass); with --grammar,
+/// `flexible:256` by default here, so pretty-printed files pass); with --grammar,
 /// from a Lark grammar file (lazy store). One trailing newline at the end of a
 /// file is ignored when the constraint does not allow it. A refusal says where
 /// (line:col), what was allowed there and, for a JSON Schema, the keyword and
@@ -52,9 +52,9 @@ pub struct Args {
 }
 
 /// Whitespace policy of `check` for JSON Schemas unless --whitespace is given:
-/// any JSON whitespace, runs of up to 64 characters (pretty-printed files up
-/// to 31 levels deep at two spaces per level).
-pub const CHECK_WHITESPACE: &str = "flexible:64";
+/// any JSON whitespace, runs of up to 256 characters (pretty-printed files up
+/// to 63 levels deep at four spaces per level).
+pub const CHECK_WHITESPACE: &str = "flexible:256";
 
 pub fn run(a: Args) -> Result<bool> {
     let files = with_list(a.files, a.files_from)?;

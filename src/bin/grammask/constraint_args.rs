@@ -18,7 +18,7 @@ pub struct SchemaArgs {
     pub json_schema: Option<PathBuf>,
     /// JSON whitespace: default (compact or spaced), compact, spaced, flexible[:MAX_RUN]
     /// (any RFC 8259 whitespace, runs of at most MAX_RUN characters, default 16).
-    /// Default: `default`; for `check`: `flexible:64`, so that pretty-printed files
+    /// Default: `default`; for `check`: `flexible:256`, so that pretty-printed files
     /// and a trailing newline are accepted.
     #[arg(long, value_name = "POLICY")]
     pub whitespace: Option<String>,

@@ -565,6 +565,15 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
     }
     // The innermost container's own location (its frame's segment names its child).
     let container_path: Vec<Seg> = crate::explain::path(&stack[..stack.len().saturating_sub(1)]);
+    if off >= text.len() && !matches!(at, At::End) {
+        let ptr = walk(root, &container_path).map_or("?".into(), |x| x.1);
+        let what = match stack.last() {
+            Some(f) if f.obj => "object",
+            Some(_) => "array",
+            None => "value",
+        };
+        return format!("the text ends inside the {what} at instance {} (schema {ptr}): it is not complete", instance_ptr(&container_path));
+    }
     match at {
         At::End => "nothing may follow the top-level value".into(),
         At::Value(start) => {
