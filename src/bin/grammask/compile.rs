@@ -66,10 +66,8 @@ pub fn run(a: Args) -> Result<bool> {
 /// tokenizer the store (timed: prepared vocabulary excluded).
 fn cmd_constraint(a: &Args) -> Result<bool> {
     use grammask::constraint::{to_cfg, Constraint};
-    let c = match (&a.schema.json_schema, &a.regex) {
-        (Some(p), None) => Constraint::JsonSchema(crate::constraint_args::read_schema(p)?),
-        (None, Some(r)) => Constraint::Regex(r.clone()),
-        _ => return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex")),
+    let Some(c) = a.schema.constraint(a.regex.as_deref())? else {
+        return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex"));
     };
     let o = a.schema.options()?;
     let t0 = Instant::now();

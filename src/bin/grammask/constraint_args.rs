@@ -53,7 +53,11 @@ impl SchemaArgs {
     }
 
     /// The constraint: --json-schema FILE or `regex` (the subcommand's --regex).
+    /// --whitespace without --json-schema is an error (it would have no effect).
     pub fn constraint(&self, regex: Option<&str>) -> Result<Option<Constraint>> {
+        if self.whitespace.is_some() && self.json_schema.is_none() {
+            return Err(Error::new(ErrorKind::Io, "--whitespace applies to --json-schema only (a store keeps the policy it was compiled with)"));
+        }
         Ok(match (&self.json_schema, regex) {
             (Some(p), None) => Some(Constraint::JsonSchema(read_schema(p)?)),
             (None, Some(r)) => Some(Constraint::Regex(r.to_string())),

@@ -76,13 +76,14 @@ pub fn run(a: Args) -> Result<bool> {
         n => n.parse().map_err(|_| Error::new(ErrorKind::Io, format!("--finish-after {n}: expected a number, auto or never")))?,
     };
     let sampler = Sampler { max_tokens: a.max_tokens, eos_bias: a.eos_bias, short_bias: a.short_bias, finish_after, fewest: a.finish_by == "fewest" };
+    let c = a.schema.constraint(a.regex.as_deref())?;
     if let Some(g) = &a.grammar {
         let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--grammar needs --tokenizer")) };
         let (pv, _) = crate::constraint_args::prepared(t, None)?;
         let store = crate::constraint_args::lazy_lark_store(g, a.start.as_deref(), &pv)?;
         return cmd_generate(store, a.count, a.seed, &sampler, &a.out_dir, a.json);
     }
-    let store = match (&a.store, a.schema.constraint(a.regex.as_deref())?) {
+    let store = match (&a.store, c) {
         (Some(s), None) => {
             let store = Rc::new(load_store(s)?);
             if let Some(t) = &a.tokenizer {
