@@ -65,7 +65,7 @@ pub fn run(a: Args) -> Result<bool> {
 /// `compile --json-schema FILE | --regex R`: the grammar, and with a
 /// tokenizer the store (timed: prepared vocabulary excluded).
 fn cmd_constraint(a: &Args) -> Result<bool> {
-    use grammask::constraint::{to_cfg, Constraint};
+    use grammask::constraint::to_cfg;
     let Some(c) = a.schema.constraint(a.regex.as_deref())? else {
         return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex"));
     };

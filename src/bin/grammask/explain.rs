@@ -187,6 +187,7 @@ struct Frame {
 
 /// Scans `text[..off]` as JSON: the path to the value being written and where.
 fn locate(text: &[u8], off: usize) -> Option<(Vec<Seg>, Vec<Frame>, At)> {
+    let off = off.min(text.len());
     let mut stack: Vec<Frame> = Vec::new();
     let mut i = 0;
     // State: expecting a value (true) or after one.
@@ -404,7 +405,7 @@ fn walk<'a>(root: &'a Value, path: &[Seg]) -> Option<(&'a Value, String)> {
 }
 
 fn step<'a>(root: &'a Value, node: &'a Value, ptr: &str, seg: &Seg, depth: u32) -> Option<(&'a Value, String)> {
-    if depth > 8 {
+    if depth > 4 {
         return None;
     }
     let esc = |k: &str| k.replace('~', "~0").replace('/', "~1");
@@ -451,7 +452,7 @@ fn step<'a>(root: &'a Value, node: &'a Value, ptr: &str, seg: &Seg, depth: u32) 
 /// The declared property names of an object schema (with its allOf/anyOf/oneOf branches).
 fn declared(root: &Value, node: &Value, depth: u32) -> Vec<String> {
     let mut out: Vec<String> = node.get("properties").and_then(Value::as_object).map(|o| o.keys().cloned().collect()).unwrap_or_default();
-    if depth < 8 {
+    if depth < 4 {
         for kw in ["allOf", "anyOf", "oneOf"] {
             for b in node.get(kw).and_then(Value::as_array).into_iter().flatten() {
                 let (b, _) = resolve(root, b, String::new());
@@ -551,6 +552,8 @@ fn failing(node: &Value, v: &Value) -> Vec<String> {
 
 /// The schema side of a refusal at byte `off` of `text`.
 fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
+    // The tokens' bytes can differ from the file's (a normalizing tokenizer).
+    let off = off.min(text.len());
     let Some((path, stack, at)) = locate(text, off) else {
         return "the text before this point is not JSON the explanation can follow".into();
     };
@@ -621,7 +624,15 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
             };
             let end = scalar_end(text, start);
             let key: Option<String> = (end != usize::MAX).then(|| serde_json::from_slice(&text[start..end]).ok()).flatten();
+            let key = key.map(|k| if k.chars().count() > 40 { format!("{}…", k.chars().take(40).collect::<String>()) } else { k });
             let decl = declared(root, node, 0);
+            let listed = |d: &[String]| {
+                let mut s: Vec<String> = d.iter().take(12).map(|k| format!("{k:?}")).collect();
+                if d.len() > 12 {
+                    s.push(format!("… ({} more)", d.len() - 12));
+                }
+                s.join(", ")
+            };
             let seen = &stack.last().map(|f| f.keys.clone()).unwrap_or_default();
             match key {
                 Some(k) if seen.contains(&k) => format!("key {k:?} repeats in the object at instance {} (schema {ptr})", instance_ptr(&container_path)),
@@ -629,11 +640,11 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
                     format!(
                         "key {k:?} is out of order in the object at instance {}: grammask writes declared properties in schema order ({}) (schema {ptr}/properties)",
                         instance_ptr(&container_path),
-                        decl.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>().join(", ")
+                        listed(&decl)
                     )
                 }
                 Some(k) if node.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    format!("key {k:?} is not allowed by `additionalProperties: false` at {ptr}/additionalProperties (declared: {})", decl.join(", "))
+                    format!("key {k:?} is not allowed by `additionalProperties: false` at {ptr}/additionalProperties (declared: {})", listed(&decl))
                 }
                 Some(k) => {
                     let maxp = num(node, "maxProperties").map_or(String::new(), |m| format!(" (`maxProperties: {m}` at {ptr})"));
@@ -664,7 +675,8 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
                     }
                     return format!("no further key is allowed in the object at instance {} (`properties`/`additionalProperties` at {ptr})", instance_ptr(&container_path));
                 }
-                format!("in the object at instance {} (schema {ptr})", instance_ptr(&container_path))
+                let next = if matches!(at, At::After) { "`,` or `}`" } else { "a key or `}`" };
+                format!("{next} comes next in the object at instance {} (schema {ptr})", instance_ptr(&container_path))
             } else {
                 let n = f.items + usize::from(matches!(at, At::After));
                 if b == b']' {
@@ -678,7 +690,8 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
                     }
                     return format!("no further item is allowed in the array at instance {} (`items`/`prefixItems` at {ptr})", instance_ptr(&container_path));
                 }
-                format!("in the array at instance {} (schema {ptr})", instance_ptr(&container_path))
+                let next = if matches!(at, At::After) { "`,` or `]`" } else { "an item or `]`" };
+                format!("{next} comes next in the array at instance {} (schema {ptr})", instance_ptr(&container_path))
             }
         }
     }
