@@ -48,7 +48,7 @@ for g in json python; do
   if [ ! -d "$d" ]; then
     say "generating $d (seed 8)"
     "$G" generate --store "out/$g-llama3.gmask" --tokenizer models/llama3/tokenizer.json \
-      --count 100 --seed 8 --max-tokens 400 --eos-bias 0.01 --out-dir "$d" >&2 || true  # fails when some samples do not complete
+      --count 100 --seed 8 --max-tokens 400 --eos-bias 0.01 --finish-after never --out-dir "$d" >&2 || true  # fails when some samples do not complete
   fi
 done
 files_of() {

@@ -50,8 +50,8 @@ else:
 # Sampling (see README "Experiments"): json: uniform over the allowed tokens;
 # python: 90% of draws among single-byte tokens, steer to the end after 200.
 GEN = {
-    "json": ["--max-tokens", "2000", "--eos-bias", "0.005"],
-    "python": ["--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200"],
+    "json": ["--max-tokens", "2000", "--eos-bias", "0.005", "--finish-after", "never"],
+    "python": ["--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200", "--finish-by", "eos-lookahead"],
 }
 failures, t_start = [], time.time()
 

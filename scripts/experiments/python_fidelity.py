@@ -55,7 +55,7 @@ def main():
     d = tempfile.mkdtemp(prefix="pyfid-")
     src = ["--grammar", a.store] if a.store.endswith(".lark") else ["--store", a.store]
     subprocess.run([GRAMMASK, "generate", *src, "--tokenizer", a.tokenizer, "--count", str(a.count), "--seed", str(a.seed),
-                    "--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200", "--out-dir", d],
+                    "--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200", "--finish-by", "eos-lookahead", "--out-dir", d],
                    check=True, stdout=subprocess.DEVNULL)
     files = sorted(glob.glob(os.path.join(d, "*")))
     ok = 0

@@ -425,7 +425,7 @@ def agree_one(row, args):
     if args.gen:
         gdir = os.path.join(work, "gen")
         p = subprocess.run([GRAMMASK, "generate", *source, "--tokenizer", args.tokenizer, "--count", str(args.gen),
-                            "--seed", str(args.seed), "--max-tokens", "300", "--out-dir", gdir, "--json"], capture_output=True, text=True)
+                            "--seed", str(args.seed), "--max-tokens", "300", "--finish-after", "never", "--out-dir", gdir, "--json"], capture_output=True, text=True)
         for f in sorted(glob.glob(os.path.join(gdir, "*"))):
             try:
                 gens.append(open(f, encoding="utf-8").read())

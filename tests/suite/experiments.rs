@@ -52,8 +52,8 @@ fn gen_args(grammar: &str) -> Vec<String> {
     let count = if full() { 400 } else { 20 };
     let mut a = vec!["--count".to_string(), count.to_string(), "--seed".into(), "1".into()];
     let opts: &[&str] = match grammar {
-        "python" => &["--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200"],
-        _ => &["--max-tokens", "2000", "--eos-bias", "0.005"],
+        "python" => &["--max-tokens", "1000", "--eos-bias", "0.002", "--short-bias", "0.9", "--finish-after", "200", "--finish-by", "eos-lookahead"],
+        _ => &["--max-tokens", "2000", "--eos-bias", "0.005", "--finish-after", "never"],
     };
     a.extend(opts.iter().map(|s| s.to_string()));
     a

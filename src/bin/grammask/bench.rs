@@ -12,6 +12,7 @@ use std::time::Instant;
 /// tokenized with --tokenizer, or id streams given with --token-ids).
 #[derive(clap::Args)]
 pub struct Args {
+    /// The compiled mask store (from `compile -o`) whose masks are timed.
     #[arg(long, required_unless_present = "json_schema_dir")]
     store: Option<PathBuf>,
     /// Benchmark per-request compiles over the JSON Schemas in DIR (see bench_schema.rs).
@@ -22,6 +23,7 @@ pub struct Args {
     /// --json-schema-dir: tokens per random generation.
     #[arg(long, default_value_t = 200)]
     max_tokens: usize,
+    /// --json-schema-dir: random seed of the generations.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// --json-schema-dir: cut a schema's generation short after this many ms (reported as `capped`).
@@ -33,6 +35,7 @@ pub struct Args {
     /// Tokenizer for FILES (and --dump-ids); not needed with --token-ids alone.
     #[arg(long)]
     tokenizer: Option<PathBuf>,
+    /// Print the figures as JSON.
     #[arg(long)]
     json: bool,
     /// Measured replays of all streams; reported figures are medians over runs.
@@ -51,6 +54,7 @@ pub struct Args {
     /// Read more file paths from this file (one per line).
     #[arg(long)]
     files_from: Option<PathBuf>,
+    /// Files (or directories) to tokenize and replay.
     files: Vec<PathBuf>,
 }
 

@@ -9,8 +9,15 @@ use std::time::Instant;
 /// Build a mask store blob for a grammar and a tokenizer; or compile a JSON
 /// Schema / regex constraint (its grammar figures; with --tokenizer, the
 /// per-request store and its timings; with -o, the blob).
+///
+/// A JSON Schema or a regex needs no blob: `check` and `generate` take
+/// --json-schema / --regex directly, and the JS API compiles per request
+/// (positions computed on first visit, in milliseconds). A blob holds every
+/// position, so `-o` computes them all (tens of seconds for a 128k-token
+/// vocabulary) and reports progress on stderr.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The Lark grammar file to compile.
     #[arg(long, required_unless_present_any = ["json_schema", "regex"])]
     grammar: Option<PathBuf>,
     #[command(flatten)]
@@ -18,13 +25,16 @@ pub struct Args {
     /// Constrain the whole output to this Python regex (re.fullmatch).
     #[arg(long)]
     regex: Option<String>,
+    /// The tokenizer.json whose vocabulary the masks cover (a constraint without it: grammar figures only).
     #[arg(long, required_unless_present_any = ["json_schema", "regex"])]
     tokenizer: Option<PathBuf>,
+    /// Write the blob here (for a constraint: computes every position first, with progress on stderr).
     #[arg(short, long, required_unless_present_any = ["json_schema", "regex"])]
     out: Option<PathBuf>,
     /// EOS token ids, comma-separated (default: from tokenizer_config.json / generation_config.json).
     #[arg(long, value_delimiter = ',')]
     eos: Option<Vec<u32>>,
+    /// The start rule of --grammar (default: `start`).
     #[arg(long)]
     start: Option<String>,
     #[command(flatten)]
@@ -32,8 +42,14 @@ pub struct Args {
     /// Keep the raw store (no streamlining).
     #[arg(long)]
     no_streamline: bool,
+    /// Print the figures as one JSON object (and no progress lines).
     #[arg(long)]
     json: bool,
+    /// Progress on stderr while `-o` computes a constraint's positions: `auto`
+    /// (default: when stderr is a terminal, or the work takes over a second),
+    /// `always` or `never`.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    progress: String,
 }
 
 pub fn run(a: Args) -> Result<bool> {
@@ -49,11 +65,9 @@ pub fn run(a: Args) -> Result<bool> {
 /// `compile --json-schema FILE | --regex R`: the grammar, and with a
 /// tokenizer the store (timed: prepared vocabulary excluded).
 fn cmd_constraint(a: &Args) -> Result<bool> {
-    use grammask::constraint::{to_cfg, Constraint};
-    let c = match (&a.schema.json_schema, &a.regex) {
-        (Some(p), None) => Constraint::JsonSchema(crate::constraint_args::read_schema(p)?),
-        (None, Some(r)) => Constraint::Regex(r.clone()),
-        _ => return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex")),
+    use grammask::constraint::to_cfg;
+    let Some(c) = a.schema.constraint(a.regex.as_deref())? else {
+        return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex"));
     };
     let o = a.schema.options()?;
     let t0 = Instant::now();
@@ -80,6 +94,9 @@ fn cmd_constraint(a: &Args) -> Result<bool> {
         v["first_mask_us"] = serde_json::json!(t2.elapsed().as_secs_f64() * 1e6);
         v["allowed_first"] = serde_json::json!(mask.iter().map(|w| w.count_ones()).sum::<u32>());
         if let Some(out) = &a.out {
+            let t3 = Instant::now();
+            compute_all(&store, &a.progress, a.json);
+            v["all_positions_us"] = serde_json::json!(t3.elapsed().as_secs_f64() * 1e6);
             let blob = store.to_bytes();
             std::fs::write(out, &blob).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out.display())))?;
             v["bytes"] = serde_json::json!(blob.len());
@@ -95,9 +112,53 @@ fn cmd_constraint(a: &Args) -> Result<bool> {
         if v.get("compile_us").is_some() {
             line.push_str(&format!(", compile {:.0} us, first mask {:.0} us ({} tokens allowed)", v["compile_us"].as_f64().unwrap_or(0.0), v["first_mask_us"].as_f64().unwrap_or(0.0), v["allowed_first"]));
         }
+        if let (Some(b), Some(out)) = (v.get("bytes"), &a.out) {
+            line.push_str(&format!(", all positions {:.1} s, {b} bytes -> {}", v["all_positions_us"].as_f64().unwrap_or(0.0) / 1e6, out.display()));
+        }
         println!("{line}");
     }
     Ok(true)
+}
+
+/// Computes every position of a store compiled per request (what a blob
+/// holds), with a progress line on stderr (`auto`: on a terminal from the
+/// start, elsewhere once a second has passed; a line per 10% off a terminal).
+fn compute_all(store: &MaskStore, progress: &str, json: bool) {
+    use std::io::{IsTerminal, Write};
+    let n = store.n_positions();
+    let tty = std::io::stderr().is_terminal();
+    let on = |elapsed: f64| match progress {
+        "always" => true,
+        "never" => false,
+        _ => !json && (tty || elapsed >= 1.0),
+    };
+    let t0 = Instant::now();
+    let mut shown = false;
+    let mut last_tenth = 0;
+    let mut last_draw = 0.0f64;
+    for q in 0..n {
+        store.ensure([q as u32]);
+        let el = t0.elapsed().as_secs_f64();
+        if !on(el) {
+            continue;
+        }
+        let done = q + 1;
+        let tenth = done * 10 / n.max(1);
+        if tty && (el - last_draw >= 0.1 || done == n) {
+            let w = 30 * done / n.max(1);
+            eprint!("\rcomputing every position for the blob: [{}{}] {done}/{n} positions, {el:.1} s", "#".repeat(w), " ".repeat(30 - w));
+            let _ = std::io::stderr().flush();
+            last_draw = el;
+            shown = true;
+        } else if !tty && (!shown || tenth > last_tenth) {
+            eprintln!("computing every position for the blob: {done}/{n} positions, {el:.1} s");
+            shown = true;
+            last_tenth = tenth;
+        }
+    }
+    if shown && tty {
+        eprintln!();
+    }
 }
 
 fn cmd_compile(

@@ -16,9 +16,12 @@ pub struct SchemaArgs {
     /// Constrain to the instances of this JSON Schema (a file).
     #[arg(long)]
     pub json_schema: Option<PathBuf>,
-    /// JSON whitespace: default (compact or spaced), compact, spaced, flexible[:MAX_RUN].
-    #[arg(long, default_value = "default")]
-    pub whitespace: String,
+    /// JSON whitespace: default (compact or spaced), compact, spaced, flexible[:MAX_RUN]
+    /// (any RFC 8259 whitespace, runs of at most MAX_RUN characters, default 16).
+    /// Default: `default`; for `check`: `flexible:256`, so that pretty-printed files
+    /// and a trailing newline are accepted.
+    #[arg(long, value_name = "POLICY")]
+    pub whitespace: Option<String>,
     /// Ignore (and list) known schema keywords that cannot be enforced instead of failing.
     #[arg(long)]
     pub lenient: bool,
@@ -38,8 +41,29 @@ pub fn whitespace(s: &str) -> Result<Whitespace> {
 }
 
 impl SchemaArgs {
+    /// The options, with the whitespace policy `default` unless --whitespace is given.
     pub fn options(&self) -> Result<ConstraintOptions> {
-        Ok(ConstraintOptions { whitespace: whitespace(&self.whitespace)?, lenient: self.lenient, ..Default::default() })
+        self.options_or("default")
+    }
+
+    /// The options, with the whitespace policy `ws` unless --whitespace is given.
+    pub fn options_or(&self, ws: &str) -> Result<ConstraintOptions> {
+        let ws = whitespace(self.whitespace.as_deref().unwrap_or(ws))?;
+        Ok(ConstraintOptions { whitespace: ws, lenient: self.lenient, ..Default::default() })
+    }
+
+    /// The constraint: --json-schema FILE or `regex` (the subcommand's --regex).
+    /// --whitespace without --json-schema is an error (it would have no effect).
+    pub fn constraint(&self, regex: Option<&str>) -> Result<Option<Constraint>> {
+        if self.whitespace.is_some() && self.json_schema.is_none() {
+            return Err(Error::new(ErrorKind::Io, "--whitespace applies to --json-schema only (a store keeps the policy it was compiled with)"));
+        }
+        Ok(match (&self.json_schema, regex) {
+            (Some(p), None) => Some(Constraint::JsonSchema(read_schema(p)?)),
+            (None, Some(r)) => Some(Constraint::Regex(r.to_string())),
+            (None, None) => None,
+            (Some(_), Some(_)) => return Err(Error::new(ErrorKind::Io, "give one of --json-schema and --regex")),
+        })
     }
 }
 

@@ -7,6 +7,7 @@ mod check;
 mod common;
 mod compile;
 mod constraint_args;
+mod explain;
 mod generate;
 mod masks;
 mod parse;

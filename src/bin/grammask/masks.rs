@@ -14,13 +14,16 @@ use std::rc::Rc;
 /// printed as 16 hex digits `a` then `b`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The compiled mask store (from `compile -o`).
     #[arg(long)]
     store: PathBuf,
+    /// The store's tokenizer.json (splits the files into tokens).
     #[arg(long)]
     tokenizer: PathBuf,
     /// Read more file paths from this file (one per line).
     #[arg(long)]
     files_from: Option<PathBuf>,
+    /// Files (or directories) to replay.
     files: Vec<PathBuf>,
 }
 

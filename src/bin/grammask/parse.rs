@@ -10,8 +10,10 @@ use std::time::Instant;
 /// Lex and parse files with a grammar; print `ok` or the first error per file.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The Lark grammar file.
     #[arg(long)]
     grammar: PathBuf,
+    /// The start rule (default: `start`).
     #[arg(long)]
     start: Option<String>,
     #[command(flatten)]
@@ -25,6 +27,7 @@ pub struct Args {
     /// Read more file paths from this file (one per line).
     #[arg(long)]
     files_from: Option<PathBuf>,
+    /// Files (or directories) to parse.
     files: Vec<PathBuf>,
 }
 

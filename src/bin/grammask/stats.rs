@@ -11,8 +11,10 @@ use std::time::Instant;
 /// Print the store's figures.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The compiled mask store (from `compile -o`).
     #[arg(long)]
     store: PathBuf,
+    /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
     /// Also list the checked entries of the position with the most entries
