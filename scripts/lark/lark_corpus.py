@@ -191,6 +191,10 @@ def check_one(row):
 def selected(names):
     rows = [r for r in manifest() if r["start"]]
     if names:
+        unknown = [n for n in names if not any(n in r["file"] for r in rows)]
+        if unknown:
+            sys.exit(f"no grammar in grammars/thirdparty/MANIFEST.tsv matches {', '.join(unknown)} "
+                     f"(names are parts of its file column, e.g. {rows[0]['file'] if rows else 'json.lark'})")
         rows = [r for r in rows if any(n in r["file"] for n in names)]
     return rows
 
@@ -541,7 +545,9 @@ def main():
     ap.add_argument("--lexer", default=None, help="grammask --lexer (default: the grammar's own mode)")
     ap.add_argument("--lark-lexer", default="contextual")
     ap.add_argument("--json-out")
-    args = ap.parse_args()
+    # Names may follow the options (`table --texts 100 json`, as the docstring writes it)
+    # or come before them: intermixed parsing takes both.
+    args = ap.parse_intermixed_args()
     return {"setup": setup, "check": check, "agree": agree, "table": table}[args.mode](args)
 
 
