@@ -14,8 +14,9 @@
 # adapters grammask/transformers (js/transformers.js + js/transformers/) and
 # grammask/webgpu, and js/mask-bits.js. pkg/package.json is js/package.json
 # (the exports map and the files whitelist), copied; its version must equal
-# Cargo.toml's. The tokenizers crate is in neither build (only the
-# native CLI encodes text).
+# Cargo.toml's; pkg/README.md is js/README.md (the npm page), and the docs it
+# links to are copied from docs/ (the docs/ entries of `files`). The
+# tokenizers crate is in neither build (only the native CLI encodes text).
 # Cargo profiles `wasm` (runtime build) and `wasm-full` (the compiler build, at
 # opt-level "s" for the 600 KiB budget) in Cargo.toml: release with the compiler-only crates at
 # opt-level "s". wasm-opt -O3 is the npm `binaryen` one (pkg-tests/node_modules/.bin/wasm-opt);
@@ -158,6 +159,13 @@ node -e 'const fs=require("fs");const [src,wgsl,dst]=process.argv.slice(1);
   const s=fs.readFileSync(src,"utf8"),k="/*@MASK_WGSL@*/ \x27\x27";
   if(!s.includes(k))throw new Error("MASK_WGSL placeholder missing in "+src);
   fs.writeFileSync(dst,s.replace(k,JSON.stringify(fs.readFileSync(wgsl,"utf8"))));' js/webgpu.js js/mask.wgsl "$out/webgpu.js"
+# The package README is js/README.md; the docs it links to ship under docs/
+# (the docs/ entries of the files whitelist, copied from docs/).
+cp js/README.md "$out/README.md"
+rm -rf "$out/docs"
+node -e 'const fs=require("fs"),path=require("path");const [out]=process.argv.slice(1);
+  for (const f of JSON.parse(fs.readFileSync("js/package.json","utf8")).files.filter((f)=>f.startsWith("docs/"))) {
+    fs.mkdirSync(path.dirname(out+"/"+f),{recursive:true}); fs.copyFileSync(f,out+"/"+f); }' "$out"
 # package.json: js/package.json as it is (exports map, files whitelist), its
 # version checked against Cargo.toml's. Only when wasm-bindgen emitted
 # different .wasm files per target (see share_wasm) are those added to files.
@@ -171,7 +179,6 @@ if (extra.length) pkg.files.splice(pkg.files.indexOf('runtime/node/package.json'
 const missing = pkg.files.filter((f) => !fs.existsSync(`${out}/${f}`));
 if (missing.length) throw new Error(`js/package.json lists files that ${out}/ lacks: ${missing.join(', ')}`);
 fs.writeFileSync(`${out}/package.json`, JSON.stringify(pkg, null, 2) + '\n');
-fs.writeFileSync(`${out}/README.md`, '# grammask\n\n' + pkg.description + '.\n\nSee the grammask README and docs/js-api.md.\n');
 JS
 # Sizes: what a page downloads for each entry (JS + wasm), raw and gzip -9.
 node - "$out" <<'JS' > out/npm/grammask.size.json

@@ -7,10 +7,11 @@
   lark_corpus.py check [NAME...]  per grammar: does Lark's LALR accept it? does grammask load it?
                                   are grammask's LALR tables Lark's (state by state, same actions)?
                                   is every terminal's LarkOrder (max_width, len(pattern), flags) Lark's?
-  lark_corpus.py agree [--texts N] [--gen G] [--tokenizer T] [NAME...]
+  lark_corpus.py agree [--texts N] [--gen G] [--gen-timeout S] [--tokenizer T] [NAME...]
                                   agreement on complete texts between Lark's parser (same lexer mode)
                                   and grammask's recognizer (`parse`) and matcher (`check`): random
-                                  strings, mutations, grammask generations (`generate`)
+                                  strings, mutations, grammask generations (`generate`; a grammar whose
+                                  G generations take over S seconds, default 600, gets no matcher figure)
   lark_corpus.py table [...]      check + agree, printed as the markdown table of docs/lark.md
 
 Run with the Lark venv: `.venv-lark/bin/python scripts/lark/lark_corpus.py ...` (scripts/setup/setup.sh makes it).
@@ -191,6 +192,10 @@ def check_one(row):
 def selected(names):
     rows = [r for r in manifest() if r["start"]]
     if names:
+        unknown = [n for n in names if not any(n in r["file"] for r in rows)]
+        if unknown:
+            sys.exit(f"no grammar in grammars/thirdparty/MANIFEST.tsv matches {', '.join(unknown)} "
+                     f"(names are parts of its file column, e.g. {rows[0]['file'] if rows else 'json.lark'})")
         rows = [r for r in rows if any(n in r["file"] for n in names)]
     return rows
 
@@ -422,10 +427,17 @@ def agree_one(row, args):
             if p.returncode != 0:
                 return {"file": row["file"], "skipped": f"grammask compile failed: {p.stderr.strip()[-300:]}"}
         source = ["--store", store]
+    gen_timeout = False
     if args.gen:
         gdir = os.path.join(work, "gen")
-        p = subprocess.run([GRAMMASK, "generate", *source, "--tokenizer", args.tokenizer, "--count", str(args.gen),
-                            "--seed", str(args.seed), "--max-tokens", "300", "--finish-after", "never", "--out-dir", gdir, "--json"], capture_output=True, text=True)
+        try:
+            subprocess.run([GRAMMASK, "generate", *source, "--tokenizer", args.tokenizer, "--count", str(args.gen),
+                            "--seed", str(args.seed), "--max-tokens", "300", "--finish-after", "never", "--out-dir", gdir, "--json"],
+                           capture_output=True, text=True, timeout=args.gen_timeout)
+        except subprocess.TimeoutExpired:
+            # Over the time box: no generations, so the matcher column is not measured for this grammar.
+            gen_timeout = True
+            shutil.rmtree(gdir, ignore_errors=True)
         for f in sorted(glob.glob(os.path.join(gdir, "*"))):
             try:
                 gens.append(open(f, encoding="utf-8").read())
@@ -453,6 +465,8 @@ def agree_one(row, args):
         shutil.rmtree(work)
         return {"file": row["file"], "skipped": f"grammask refuses: {ours}"}
     res = {"file": row["file"], "texts": len(texts), "generated": len(gens), "sentences": len(sents), "lark_accepted": 0, "parse_agree": 0, "disagree": []}
+    if gen_timeout:
+        res["gen_timeout"] = args.gen_timeout
     for name, t in texts.items():
         want = lark_accepts(lk, t)
         res["lark_accepted"] += want
@@ -521,7 +535,8 @@ def table(args):
                 bad += a["parse_agree"] != a["texts"] or a.get("check_agree", a["texts"]) != a["texts"]
             cells = ["yes", "yes", "yes" if same else "NO", agree_cell]
             if args.gen:
-                cells.append(f"{a['check_agree']}/{a['texts']}" if "check_agree" in a else "–")
+                cells.append(f"{a['check_agree']}/{a['texts']}" if "check_agree" in a
+                             else f"not measured (generation over {a['gen_timeout']} s)" if "gen_timeout" in a else "–")
             bad += not same
         if args.gen and len(cells) == 4:
             cells.append("–")
@@ -535,13 +550,17 @@ def main():
     ap.add_argument("names", nargs="*")
     ap.add_argument("--texts", type=int, default=100, help="random strings and mutations each, per grammar")
     ap.add_argument("--gen", type=int, default=0, help="grammask generations per grammar (needs --tokenizer)")
+    ap.add_argument("--gen-timeout", type=float, default=600,
+                    help="seconds for a grammar's generations; over it the grammar's matcher column is not measured")
     ap.add_argument("--tokenizer", default=os.path.join(ROOT, "models", "smollm2-135m-instruct", "tokenizer.json"),
                     help="a byte-level tokenizer (Llama-2 prepends a space when encoding, so `check` would replay another text)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lexer", default=None, help="grammask --lexer (default: the grammar's own mode)")
     ap.add_argument("--lark-lexer", default="contextual")
     ap.add_argument("--json-out")
-    args = ap.parse_args()
+    # Names may follow the options (`table --texts 100 json`, as the docstring writes it)
+    # or come before them: intermixed parsing takes both.
+    args = ap.parse_intermixed_args()
     return {"setup": setup, "check": check, "agree": agree, "table": table}[args.mode](args)
 
 
