@@ -18,6 +18,10 @@
 //    test, or the benchmark whose output the tables are); `pending (reason)`
 //    blocks wait for a feature another branch brings (they are skipped, and
 //    the marker becomes `run` when it lands);
+//    `bench (reason)` blocks are benchmark runs (minutes to hours, the
+//    npm registry and PyPI for the peers): they run, as written, only with
+//    GRAMMASK_DOCS_BENCH=1 (node --test pkg-tests/docs.test.mjs), each with
+//    a 3-hour limit; their outputs are the tables after them;
 //  - ```text and unlabeled blocks are output or layouts, not code.
 // A js block marked `<!-- docs-test: full (reason) -->` runs in the full tier only.
 // A js block whose last line is a console.log with a comment states its
@@ -73,7 +77,8 @@ function project() {
 }
 
 const all = FILES.flatMap((f) => blocks(fs.readFileSync(path.join(ROOT, f), 'utf8')).map((b) => ({ ...b, file: f })));
-const MARKERS = { sh: ['run', 'full-sh', 'skip', 'pending'], js: [null, 'full', 'skip', 'pending'] };
+const BENCH = process.env.GRAMMASK_DOCS_BENCH === '1';
+const MARKERS = { sh: ['run', 'full-sh', 'bench', 'skip', 'pending'], js: [null, 'full', 'skip', 'pending'] };
 
 test('docs: every code block is accounted for', () => {
   const known = ['js', 'json', 'sh', 'text', ''];
@@ -81,7 +86,7 @@ test('docs: every code block is accounted for', () => {
     assert.ok(known.includes(b.lang), `${b.file}:${b.line}: a \`\`\`${b.lang} block (use js, json, sh, text)`);
     if (b.lang === 'sh') assert.ok(MARKERS.sh.includes(b.marker), `${b.file}:${b.line}: a sh block needs <!-- docs-test: run -->, <!-- docs-test: full-sh --> or <!-- docs-test: skip (reason) -->`);
     if (b.lang === 'js') assert.ok(MARKERS.js.includes(b.marker), `${b.file}:${b.line}: a js block runs unmarked; markers: full (reason), skip (reason), pending (reason)`);
-    if (['skip', 'pending', 'full'].includes(b.marker)) assert.ok(b.reason, `${b.file}:${b.line}: ${b.marker} needs a reason`);
+    if (['skip', 'pending', 'full', 'bench'].includes(b.marker)) assert.ok(b.reason, `${b.file}:${b.line}: ${b.marker} needs a reason`);
     if (b.lang === 'json') assert.doesNotThrow(() => JSON.parse(b.code), `${b.file}:${b.line}: JSON`);
     // The CLI as built (a user has no `grammask` on PATH): target/release/grammask.
     if (b.lang === 'sh') assert.doesNotMatch(b.code, /^\s*grammask\s/m, `${b.file}:${b.line}: write target/release/grammask, not grammask`);
@@ -93,8 +98,10 @@ test('docs: every code block is accounted for', () => {
 for (const b of all.filter((x) => x.lang === 'js' || x.lang === 'sh')) {
   const fullOnly = b.marker === 'full' || b.marker === 'full-sh';
   // Skips are declared next to the block (pkg-tests/data/skips.json: declaredInPlace).
-  const skip = ['skip', 'pending'].includes(b.marker) ? `${b.marker}: ${b.reason}` : fullOnly && !FULL ? `GRAMMASK_FULL=1 (${b.reason ?? 'slow'})` : false;
-  test(`docs: ${b.file}:${b.line} (${b.lang}) runs as written`, { skip, timeout: 900_000 }, (t) => {
+  const skip = ['skip', 'pending'].includes(b.marker) ? `${b.marker}: ${b.reason}`
+    : b.marker === 'bench' ? (BENCH ? false : `GRAMMASK_DOCS_BENCH=1 (${b.reason})`)
+    : fullOnly && !FULL ? `GRAMMASK_FULL=1 (${b.reason ?? 'slow'})` : false;
+  test(`docs: ${b.file}:${b.line} (${b.lang}) runs as written`, { skip, timeout: b.marker === 'bench' ? 3 * 3600_000 : 900_000 }, (t) => {
     fs.mkdirSync(DIR, { recursive: true });
     const env = { ...process.env, GRAMMASK_BIN: process.env.GRAMMASK_BIN ?? grammaskBin() };
     const cwd = b.file === PACKAGE_README ? project() : ROOT;
