@@ -362,7 +362,8 @@ async function run(o) {
     });
     status(res.finished ? 'Done: the output is complete.' : res.stopped
       ? `Stopped: ${res.tokens} tokens, ${after} of them sampled after Stop was pressed.` : 'Done: cut off at max new tokens.');
-    return { ...res, shown: out.textContent, shownTokens, shownAtStop, sampledAfterStop: after, source: lastCompile.source, compileMs: lastCompile.ms };
+    const stopTransitMs = res.stopGotAt !== undefined && pressedAt >= 0 ? res.stopGotAt - pressedAt : undefined;
+    return { ...res, shown: out.textContent, shownTokens, shownAtStop, sampledAfterStop: after, stopTransitMs, source: lastCompile.source, compileMs: lastCompile.ms };
   } catch (e) {
     if (e.offline) offerLocal(e);
     else if (!e.where || e.where === 'model' || e.where === 'generate') status(`Error: ${e.message}`, false, true);

@@ -235,7 +235,7 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
   const stopped = state.stop;
   const result = {
     text: new TextDecoder().decode(new Uint8Array(bytes)), tokens: gen.length, finished, stopped, ms, tps: gen.length / ms * 1000,
-    stopLag: stopped ? gen.length - state.stopAt : undefined,
+    stopLag: stopped ? gen.length - state.stopAt : undefined, stopGotAt: stopped ? state.stopGotAt : undefined,
     maskMsMean: maskMs / Math.max(1, steps), commitMsMean: commitMs / Math.max(1, steps), grammaskShare: (maskMs + commitMs) / ms,
     forced, steps, phases: proc.phases,
   };
@@ -254,7 +254,7 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
 self.onmessage = async (ev) => {
   const m = ev.data;
   if (m.cmd === 'stop') {
-    if (state.busy === 'generate' && !state.stop) { state.stop = true; state.stopAt = state.sampled; }
+    if (state.busy === 'generate' && !state.stop) { state.stop = true; state.stopAt = state.sampled; state.stopGotAt = performance.timeOrigin + performance.now(); }
     return;
   }
   if (state.busy) {
