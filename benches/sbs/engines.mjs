@@ -32,9 +32,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { officialPackage } from '../wasm/peers.mjs';
+import { ENGINE_LABELS, loadTf, makeEngine } from './adapters.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -88,82 +87,12 @@ function serialize(v, spaced, rank) {
   return JSON.stringify(v);
 }
 
-// ---------------------------------------------------------------- engines (children)
-async function loadTf() {
-  const T = await import('@huggingface/transformers');
-  T.env.allowRemoteModels = false;
-  T.env.localModelPath = path.join(ROOT, 'models') + path.sep;
-  return T;
-}
-function loadUmd(p) { // web-xgrammar ships a CommonJS bundle inside a "type": "module" package
-  const module = { exports: {} };
-  const fn = new Function('exports', 'module', 'require', '__filename', '__dirname', fs.readFileSync(p, 'utf8'));
-  fn.call(module.exports, module.exports, module, createRequire(p), p, path.dirname(p));
-  return module.exports;
-}
-
-async function makeEngine(name, job) {
-  const tokJson = fs.readFileSync(path.join(TOK_DIR, 'tokenizer.json'), 'utf8');
-  if (name === 'grammask') {
-    const { PreparedVocab, compile, Matcher } = await import('grammask');
-    const vocab = PreparedVocab.fromTokenizerJson(tokJson, { eosTokenIds: job.eos });
-    const buf = new Uint32Array(Math.ceil(vocab.vocabSize / 32));
-    return {
-      compile: (schema) => compile(vocab, { type: 'json_schema', json_schema: schema }),
-      matcher: (store) => new Matcher(store),
-      mask: (m) => { m.fillMask(buf, 0); return (id) => ((buf[id >>> 5] >>> (id & 31)) & 1) === 1; },
-      commit: (m, id) => { m.commitToken(id); return true; },
-      accepting: (m) => m.isAccepting(),
-      freeMatcher: (m) => m.free(),
-      free: (store) => store.free(),
-    };
-  }
-  if (name === 'official') {
-    const T = await loadTf();
-    const tok = await T.AutoTokenizer.from_pretrained(TOKENIZER);
-    const { StructuredOutputProcessor } = await officialPackage();
-    StructuredOutputProcessor.warmup(tok);
-    const data = new Float32Array(job.width);
-    const eos = job.eos[0];
-    return {
-      compile: (schema) => ({ schema, first: new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: schema }) }),
-      matcher: (c) => { const p = c.first ?? new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: c.schema }); c.first = null; return { p, ids: [1n] }; },
-      mask: (m) => { data.fill(0); m.p([m.ids], { dims: [1, job.width], data }); return (id) => data[id] !== -Infinity; },
-      commit: (m, id) => { m.ids.push(BigInt(id)); return true; },
-      accepting: (m) => { data.fill(0); m.p([m.ids], { dims: [1, job.width], data }); return data[eos] !== -Infinity; },
-      freeMatcher: () => {},
-      free: () => {},
-    };
-  }
-  if (name === 'xgrammar') {
-    const require = createRequire(path.join(ROOT, 'benches/wasm/package.json'));
-    const xgr = loadUmd(require.resolve('@mlc-ai/web-xgrammar'));
-    const tj = JSON.parse(tokJson);
-    const enc = new Array(job.width).fill('');
-    for (const [s, id] of Object.entries(tj.model.vocab)) enc[id] = s;
-    for (const t of tj.added_tokens ?? []) enc[t.id] = t.content;
-    const info = await xgr.TokenizerInfo.createTokenizerInfo(enc, 'byte_level', false, job.width, job.eos);
-    const compiler = await xgr.GrammarCompiler.createGrammarCompiler(info, false);
-    const sep = LAYOUT === 'spaced' ? [', ', ': '] : [',', ':'];
-    let bm = null;
-    return {
-      async: true,
-      compile: async (schema) => compiler.compileJSONSchema(JSON.stringify(schema), false, undefined, sep, false),
-      matcher: async (c) => xgr.GrammarMatcher.createGrammarMatcher(c),
-      mask: async (m) => { bm = await m.getNextTokenBitmask(); return (id) => ((bm[id >>> 5] >>> (id & 31)) & 1) === 1; },
-      commit: (m, id) => m.acceptToken(id),
-      accepting: (m) => job.eos.some((e) => ((bm[e >>> 5] >>> (e & 31)) & 1) === 1),
-      freeMatcher: (m) => m.dispose(),
-      free: (c) => c.dispose(),
-    };
-  }
-  throw new Error(`unknown engine ${name}`);
-}
+// ---------------------------------------------------------------- engines (children): benches/sbs/adapters.mjs
 
 async function child(name) {
   const job = JSON.parse(fs.readFileSync(JOB, 'utf8'));
   const t0 = hr();
-  const eng = await makeEngine(name, job);
+  const eng = await makeEngine(name, { eos: job.eos, width: job.width, tokenizerDir: TOK_DIR, layout: LAYOUT });
   const prepMs = hr() - t0;
   process.stdout.write(JSON.stringify({ prepMs }) + '\n');
   const deadline = Date.now() + BUDGET_S * 1000;
@@ -290,7 +219,7 @@ async function main() {
   }
   fs.rmSync(jobFile, { force: true });
 
-  const label = { grammask: 'grammask (wasm, Node)', official: '@huggingface/transformers-structured-output 4.3.0 (JS, Node)', xgrammar: '@mlc-ai/web-xgrammar 0.1.27 (wasm, Node)', llguidance: 'llguidance 1.9 (native, Python)' };
+  const label = ENGINE_LABELS;
   const lines = [];
   lines.push(`Official JSON Schema Test Suite ${DRAFT} (${groups.length} schemas, ${nInst} instances: ${groups.flatMap((g) => g.instances).filter((i) => i.valid).length} valid), `
     + `${LAYOUT} layout; tokenizer ${TOKENIZER} (${width} ids, EOS ${eos}); Node ${process.version}; ${os.cpus().length} CPUs, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; budget ${BUDGET_S} s per engine.`);

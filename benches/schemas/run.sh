@@ -5,12 +5,15 @@
 #
 #   bash benches/schemas/run.sh
 #   env: N=400 SEED=20 CAP_S=60 ENGINES="grammask llguidance"
+#        (also: xgrammar = @mlc-ai/web-xgrammar, official = @huggingface/transformers-structured-output,
+#        both in Node, through benches/schemas/js.mjs; ENGINES="grammask llguidance xgrammar official"
+#        is the full comparison of docs/benchmarks.md, about an hour)
 #        CORPUS=out/schemas-corpus OUT=out/schemas-bench   (where the corpus and the results go)
 #        REPO=PATH   a git directory or checkout of guidance-ai/jsonschemabench
 #                    (default: cloned into out/jsonschemabench)
 #
 # Steps: corpus.py (out/schemas-corpus/) -> ids.py (Llama-3 ids, once) ->
-# grammask.mjs (out/schemas-bench/grammask-wasm.json) -> llguidance_native.py
+# js.mjs (out/schemas-bench/grammask-wasm.json, and xgrammar.json / official.json) -> llguidance_native.py
 # (out/schemas-bench/llguidance.json) -> table.py (out/schemas-bench/table.md)
 # -> chart.py (out/schemas-bench/chart.svg).
 # Needs: the built package in pkg-tests/node_modules (scripts/build/build-pkg.sh),
@@ -43,7 +46,10 @@ results=()
 for e in $ENGINES; do
   s=$(date +%s)
   case "$e" in
-    grammask)   node benches/schemas/grammask.mjs --corpus "$CORPUS" --out "$OUT/grammask-wasm.json" --cap-s "$CAP_S" 2> "$OUT/grammask-wasm.log"; results+=("$OUT/grammask-wasm.json") ;;
+    grammask)   node benches/schemas/js.mjs --corpus "$CORPUS" --out "$OUT/grammask-wasm.json" --cap-s "$CAP_S" 2> "$OUT/grammask-wasm.log"; results+=("$OUT/grammask-wasm.json") ;;
+    xgrammar|official)
+                bash benches/setup.sh
+                node benches/schemas/js.mjs --engine "$e" --corpus "$CORPUS" --out "$OUT/$e.json" --cap-s "$CAP_S" 2> "$OUT/$e.log"; results+=("$OUT/$e.json") ;;
     llguidance) "$PY" benches/schemas/llguidance_native.py --corpus "$CORPUS" --out "$OUT/llguidance.json" --cap-s "$CAP_S" 2> "$OUT/llguidance.log"; results+=("$OUT/llguidance.json") ;;
     *) say "unknown engine $e"; exit 1 ;;
   esac

@@ -104,7 +104,7 @@ def main():
         L.append(f"- {short(r)}: {r['label']}; {r['host']}; started {r['started'][:19]}Z, {r['wallS']:.0f} s wall"
                  f"{'; ' + str(r['workers']) + ' worker processes' if r.get('workers', 1) > 1 else ''}; tokenizer prep. {r['vocab']['prepMs']:.0f} ms (not timed)"
                  + (f"; wasm memory at the end {mib(r['wasmMemory'])}" if r.get("wasmMemory") else "")
-                 + (f"; package {r['package']['path']}, web/grammask_bg.wasm {r['package']['wasmBytes']:,} B sha256 {r['package']['wasmSha256']}…, installed {r['package']['installed'][:19]}Z" if r.get("package") else ""))
+                 + (f"; package {r['package']['path']}, web/grammask_bg.wasm {r['package']['wasmBytes']:,} B sha256 {r['package']['wasmSha256']}…, installed {r['package']['installed'][:19]}Z" if r.get("package", {}).get("path") else ""))
     L.append("")
     head = ("| engine | schemas compiled | compile failures | timeouts | first mask p50 | p90 | p99 | max "
             "| mask p50 | p99 | p99.9 | max | masks | valid accepted | invalid accepted | peak RSS |")
