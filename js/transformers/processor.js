@@ -126,6 +126,7 @@ export class GrammarLogitsProcessor {
       alive: true, // the constrained text so far is a valid prefix (false: only the closing can go on)
       close: [], // closing lengths matched at the end of the text (after a complete output)
       wsRun: 0,
+      logits: null, // this step's masked logits, for the idle-time hook
     };
   }
 
@@ -169,6 +170,7 @@ export class GrammarLogitsProcessor {
       const t2 = performance.now();
       const allowed = applyMask(rowLogits, r.mask);
       const t3 = performance.now();
+      r.logits = rowLogits; // read by the idle-time hook (the likeliest next token)
       if (allowed === 0) {
         throw new Error(`grammask: no token is allowed for row ${i} (the model's logits are ${width} wide, `
           + `the store's vocabulary ${V}); was the store compiled for this model's tokenizer?`);
@@ -196,24 +198,57 @@ export class GrammarLogitsProcessor {
   /**
    * Idle-time hook: once this step's masks are out, the model runs its next
    * forward pass (asynchronously in transformers.js), and the event loop is
-   * free. A timer spends up to `prefetchMs` of it computing the store
-   * entries of positions this step reached for the first time and computed
-   * directly (a per-request store bounds first visits), so the next masks
-   * there come from the store. The rows share one store: one call serves all.
+   * free. A timer spends up to `prefetchMs` of it making the next step's
+   * masks ready:
+   * 1. each constrained row's likeliest next token (the highest masked
+   *    logit: the token greedy decoding picks) is committed, its mask
+   *    computed (which fills the store and the matcher's mask cache for the
+   *    position it leads to) and rolled back: the matcher is unchanged;
+   * 2. then `Matcher.prefetch` computes the store entries of positions that
+   *    were computed directly (a per-request store bounds first visits); the
+   *    rows share one store, so one call serves all.
+   * The first row's speculation always runs; one mask can overrun the budget.
    */
   _schedulePrefetch() {
     const ms = this.options.prefetchMs;
     if (!(ms > 0) || this._prefetchTimer !== undefined) return;
-    const row = this.rows.find((r) => r.alive && !r.stopped && typeof r.matcher.prefetch === 'function');
-    if (!row) return;
+    const rows = this.rows.filter((r) => r.alive && !r.stopped && r.phase === PHASE_INSIDE);
+    if (!rows.length) return;
+    const gen = this.rows;
     this._prefetchTimer = setTimeout(() => {
       this._prefetchTimer = undefined;
+      if (this.rows !== gen) return; // reset or freed since
       const t0 = performance.now();
       try {
-        if (this.rows?.includes(row)) row.matcher.prefetch(ms);
-      } catch { /* freed or reset since: nothing to prefetch for */ }
+        for (const r of rows) {
+          if (r !== rows[0] && performance.now() - t0 >= ms) break;
+          this._speculate(r);
+        }
+        const left = ms - (performance.now() - t0);
+        if (left > 0 && typeof rows[0].matcher.prefetch === 'function') rows[0].matcher.prefetch(left);
+      } catch { /* freed since: nothing to prepare */ }
       this.prefetchTimeMs += performance.now() - t0;
     }, 0);
+  }
+
+  /** Commit the row's likeliest next token, compute the mask there, roll back. */
+  _speculate(r) {
+    const x = r.logits;
+    r.logits = null;
+    if (!(x instanceof Float32Array || x instanceof Float64Array)) return;
+    let best = -1, v = -Infinity;
+    for (let i = 0; i < x.length; i++) if (x[i] > v) { v = x[i]; best = i; }
+    const m = r.matcher;
+    if (best < 0 || this.eos.has(best) || !m.isAllowed(best)) return;
+    const closing = this.options.closing;
+    // A token that may touch the closing string is fed byte by byte by _commit: not speculated.
+    if (closing !== undefined && (r.close.length || this.data.token(best).includes(this.data.closing(closing).p[0]))) return;
+    m.commitToken(best);
+    try {
+      m.fillMask(this._scratch?.length === m.maskWords ? this._scratch : (this._scratch = new Uint32Array(m.maskWords)));
+    } finally {
+      m.rollback(1);
+    }
   }
 
   // ---- commits ----

@@ -77,6 +77,7 @@ export class StructuredOutputProcessor {
   get processor() { return this.processors[0]; }
   get matchers() { return this.processor.matchers; }
   get phases() { return this.processor.phases; }
+  get prefetchTimeMs() { return this.processor.prefetchTimeMs; }
   /** LogitsProcessorList API. */
   push(p) { this.processors.push(p); }
   extend(ps) { this.processors.push(...ps); }
