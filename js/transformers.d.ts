@@ -96,10 +96,11 @@ export interface GrammarLogitsProcessorOptions {
   refusedTopK?: number;
   onStep?: (info: StepInfo) => void;
   /**
-   * Idle-time budget per step in ms (default 4; 0: off). After each step's
-   * masks, a timer spends up to this much of the model's next forward pass
-   * computing the store entries of positions reached for the first time
-   * (see `Matcher.prefetch`), so later masks there come from the store.
+   * Idle-time budget per step in ms (default 4; 0: off). A timer spends up to
+   * this much of the model's forward pass making the next masks ready: the
+   * initial mask (before the first step), then after each step the mask after
+   * each constrained row's likeliest token (committed and rolled back: the
+   * matchers are unchanged), then `Matcher.prefetch` (docs/js-api.md).
    */
   prefetchMs?: number;
   /** The Matcher class to use when the store comes from another module instance (e.g. 'grammask/web'). */
@@ -125,7 +126,7 @@ export class GrammarLogitsProcessor {
   readonly matchers: Matcher[];
   /** Per row: 'free', 'constrained' or 'after'. */
   readonly phases: ('free' | 'constrained' | 'after')[];
-  /** Milliseconds spent in idle-time `prefetch` calls so far (see `prefetchMs`). */
+  /** Milliseconds spent in the idle-time hook so far (see `prefetchMs`). */
   readonly prefetchTimeMs: number;
   /** Forget the rows (and free their matchers); the next call starts a new generation. */
   reset(): void;
@@ -167,6 +168,8 @@ export class StructuredOutputProcessor {
   readonly vocab: PreparedVocab;
   readonly matchers: Matcher[];
   readonly phases: ('free' | 'constrained' | 'after')[];
+  /** Milliseconds spent in the idle-time hook so far (see `prefetchMs`). */
+  readonly prefetchTimeMs: number;
   push(p: LogitsProcessorFn): void;
   extend(ps: Iterable<LogitsProcessorFn>): void;
   /** The processors (an array iterator, as transformers.js' LogitsProcessorList). */

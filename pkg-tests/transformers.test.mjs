@@ -270,26 +270,52 @@ function execPython(script, arg) {
   return execFileSync('python3', ['-c', script, arg], { encoding: 'utf8' });
 }
 
-test('GrammarLogitsProcessor: idle-time prefetch once per step for all rows, off with prefetchMs: 0', async () => {
+test('GrammarLogitsProcessor: the idle-time hook warms the first mask, speculates each row\'s likeliest token (matchers unchanged), prefetches; off with prefetchMs: 0', async () => {
   const { PreparedVocab, compile } = await import('grammask');
   const vocab = PreparedVocab.fromTokenizerJson(fs.readFileSync(path.join(ROOT, 'models/llama3/tokenizer.json'), 'utf8'), { eosTokenIds: [EOS] });
   const store = compile(vocab, { type: 'lark', grammar: fs.readFileSync(path.join(ROOT, 'grammars/json.lark'), 'utf8') });
-  const budgets = [];
+  const V = store.vocabSize;
+  const idOf = (text) => { for (let id = 0; id < V; id++) if (new TextDecoder().decode(store.tokenBytes(id)) === text) return id; throw new Error(text); };
+  const [open, brace, one] = [idOf('['), idOf('{'), idOf('1')];
+  const events = [];
   class Spy extends Matcher {
-    prefetch(ms) { budgets.push(ms); return super.prefetch(ms); }
+    fillMask(out, off) { events.push('fill'); return super.fillMask(out, off); }
+    commitToken(id) { events.push(`commit ${id}`); return super.commitToken(id); }
+    rollback(n) { events.push(`rollback ${n ?? 1}`); return super.rollback(n); }
+    prefetch(ms) { events.push(`prefetch ${ms > 0 && ms <= 3}`); return super.prefetch(ms); }
   }
   const tick = () => new Promise((r) => setTimeout(r, 5));
+  const logits = (...best) => { const t = tensor(best.length, V); best.forEach((id, i) => { t.data[i * V + id] = 5; }); return t; };
   const proc = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 3 });
   assert.equal(proc.prefetchTimeMs, 0);
-  proc([[1n], [2n]], tensor(2, store.vocabSize));
-  assert.deepEqual(budgets, [], 'not during the step');
   await tick();
-  assert.deepEqual(budgets, [3], 'once after the step, for both rows (they share the store)');
-  assert.ok(proc.prefetchTimeMs >= 0);
+  assert.deepEqual(events, ['fill'], 'before the first step: one matcher computes the initial mask');
+  const warmed = proc.spare;
+  events.length = 0;
+  proc([[1n], [2n]], logits(open, brace));
+  assert.equal(proc.matchers[0], warmed, 'the first row takes the warmed matcher');
+  assert.deepEqual(events, ['fill', 'fill'], 'during the step: only the two masks');
+  events.length = 0;
+  await tick();
+  // Row 0 always speculates; row 1 and the prefetch only within the 3 ms budget.
+  assert.deepEqual(events.slice(0, 3), [`commit ${open}`, 'fill', 'rollback 1'], 'row 0: its likeliest token, its mask, rolled back');
+  const rest = events.slice(3).join(',');
+  assert.match(rest, /^(commit \d+,fill,rollback 1,?)?(prefetch true)?$/, rest);
+  if (rest.startsWith('commit')) assert.equal(events[3], `commit ${brace}`);
+  assert.ok(proc.prefetchTimeMs > 0);
+  // The matchers are unchanged: the next step commits other tokens, and its masks equal fresh matchers'.
+  events.length = 0;
+  proc([[1n, BigInt(brace)], [2n, BigInt(open)]], logits(one, one));
+  const fresh = (id) => { const m = new Matcher(store); m.commitToken(id); const w = m.computeMask(); m.free(); return w; };
+  const masks = proc.matchers.map((m) => m.computeMask());
+  assert.deepEqual(masks[0], fresh(brace));
+  assert.deepEqual(masks[1], fresh(open));
   const off = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 0 });
-  off([[1n]], tensor(1, store.vocabSize));
   await tick();
-  assert.deepEqual(budgets, [3], 'prefetchMs: 0 turns it off');
+  events.length = 0;
+  off([[1n]], logits(open));
+  await tick();
+  assert.deepEqual(events, ['fill'], 'prefetchMs: 0 turns the hook off (only the step\'s own mask)');
   assert.throws(() => new GrammarLogitsProcessor(store, { prefetchMs: -1 }), /prefetchMs must be a number >= 0/);
   proc.free(); off.free(); store.free();
 });

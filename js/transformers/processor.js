@@ -84,11 +84,32 @@ export class GrammarLogitsProcessor {
     closure.eos = new Set([...closure.storeEos, ...extraEos(o)]);
     closure.rows = null;
     closure.step = 0;
+    // Idle time before the first step (the prompt's forward pass): a matcher
+    // computes the initial position's mask (store entries, or a direct mask in
+    // its cache); the first row of the first generation takes that matcher.
+    closure.spare = null;
+    if (prefetchMs > 0) {
+      setTimeout(() => {
+        if (closure.rows || closure.spare) return;
+        let m;
+        try {
+          m = new Matcher(store, { maxRollback: closure.options.maxRollback });
+          m.fillMask(new Uint32Array(m.maskWords));
+          closure.spare = m;
+        } catch { m?.free(); /* store freed since */ }
+      }, 0);
+    }
     return closure;
   }
 
   /** Forget all rows (the next call starts a new generation). Frees the matchers. */
   reset() {
+    this.spare?.free();
+    this.spare = null;
+    this._clearRows();
+  }
+
+  _clearRows() {
     if (this._prefetchTimer !== undefined) clearTimeout(this._prefetchTimer);
     this._prefetchTimer = undefined;
     if (this.rows) for (const r of this.rows) r.matcher.free();
@@ -119,7 +140,12 @@ export class GrammarLogitsProcessor {
   _newRow(ids, width) {
     const { Matcher, maxRollback, trigger } = this.options;
     const maskWidth = Math.max(width, this.store.vocabSize);
-    const matcher = new Matcher(this.store, { maxRollback, maskWidth });
+    let matcher = this.spare;
+    this.spare = null;
+    if (!matcher || matcher.freed || matcher.maskWidth !== maskWidth) {
+      matcher?.free();
+      matcher = new Matcher(this.store, { maxRollback, maskWidth });
+    }
     return {
       matcher, seen: ids.length, last: ids.length ? idOf(ids[ids.length - 1]) : -1, mask: new Uint32Array(matcher.maskWords),
       stopped: false, phase: trigger === undefined ? PHASE_INSIDE : PHASE_FREE, kmp: 0, free: 0,
@@ -143,7 +169,7 @@ export class GrammarLogitsProcessor {
         + ': the store was built for another tokenizer than this model\'s');
     }
     if (!this._isContinuation(inputIds)) {
-      this.reset();
+      this._clearRows();
       this.rows = inputIds.map((ids) => this._newRow(ids, width));
     } else {
       this.step++;
