@@ -289,7 +289,10 @@ test('GrammarLogitsProcessor: the idle-time hook warms the first mask, speculate
   const proc = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 3 });
   assert.equal(proc.prefetchTimeMs, 0);
   await tick();
-  assert.deepEqual(events, ['fill'], 'before the first step: one matcher computes the initial mask');
+  assert.equal(events.length, 3, events.join());
+  assert.equal(events[0], 'fill', 'before the first step: one matcher computes the initial mask');
+  assert.match(events[1], /^commit \d+$/, 'and commits one token (a loaded store decodes its token bytes then)');
+  assert.equal(events[2], 'rollback 1', 'rolled back');
   const warmed = proc.spare;
   events.length = 0;
   proc([[1n], [2n]], logits(open, brace));

@@ -86,7 +86,10 @@ export class GrammarLogitsProcessor {
     closure.step = 0;
     // Idle time before the first step (the prompt's forward pass): a matcher
     // computes the initial position's mask (store entries, or a direct mask in
-    // its cache); the first row of the first generation takes that matcher.
+    // its cache) and commits and rolls back one token (a store loaded from a
+    // blob decodes its token bytes at the first commit); the first row of the
+    // first generation takes that matcher. Then the chat-shaped rules' token
+    // tables, one per timer turn.
     closure.spare = null;
     if (prefetchMs > 0) {
       setTimeout(() => {
@@ -94,12 +97,32 @@ export class GrammarLogitsProcessor {
         let m;
         try {
           m = new Matcher(store, { maxRollback: closure.options.maxRollback });
-          m.fillMask(new Uint32Array(m.maskWords));
+          const w = new Uint32Array(m.maskWords);
+          m.fillMask(w);
+          const id = w.findIndex((x) => x !== 0);
+          const t = id < 0 ? -1 : id * 32 + 31 - Math.clz32(w[id] & -w[id]);
+          if (t >= 0 && !closure.eos.has(t)) { m.commitToken(t); m.rollback(1); }
           closure.spare = m;
         } catch { m?.free(); /* store freed since */ }
+        closure._warmTables();
       }, 0);
     }
     return closure;
+  }
+
+  /** The trigger's and closing's token tables (cached per tokenizer), one per timer turn. */
+  _warmTables() {
+    const { trigger, closing } = this.options, d = this.data, jobs = [];
+    if (trigger !== undefined) {
+      const t = d.trigger(trigger);
+      for (let j = 0; j < t.p.length; j++) jobs.push(() => d.triggerCompletions(t, j), () => d.continuations(trigger, j));
+    }
+    if (closing !== undefined) {
+      jobs.push(() => d.closing(closing));
+      for (let j = 1; j < new TextEncoder().encode(closing).length; j++) jobs.push(() => d.continuations(closing, j));
+    }
+    const next = () => { if (jobs.length) { jobs.shift()(); setTimeout(next, 0); } };
+    next();
   }
 
   /** Forget all rows (the next call starts a new generation). Frees the matchers. */

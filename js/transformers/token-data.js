@@ -55,15 +55,16 @@ export class TokenData {
     let c = t.perState.get(j);
     if (c) return c;
     const exact = [], rest = [];
+    const { bytes, offsets, special } = this, P = t.p.length;
     for (let id = 0; id < this.n; id++) {
-      if (isSet(this.special, id)) continue;
-      const b = this.token(id);
+      if (isSet(special, id)) continue;
+      const end = offsets[id + 1];
       let k = j;
-      for (let i = 0; i < b.length; i++) {
-        k = kmpStep(t.p, t.f, k, b[i]);
-        if (k === t.p.length) {
-          if (i + 1 === b.length) exact.push(id);
-          else rest.push({ id, prefix: b.subarray(i + 1), accepting: false });
+      for (let i = offsets[id]; i < end; i++) {
+        k = kmpStep(t.p, t.f, k, bytes[i]);
+        if (k === P) {
+          if (i + 1 === end) exact.push(id);
+          else rest.push({ id, prefix: bytes.subarray(i + 1, end), accepting: false });
           break;
         }
       }
@@ -83,14 +84,15 @@ export class TokenData {
     // accepts u and is complete after it. The smallest split per token that
     // matches is not enough (another split may be the valid one): all splits.
     const split = [];
+    const { bytes, offsets, special } = this, p0 = p[0];
     for (let id = 0; id < this.n; id++) {
-      if (isSet(this.special, id)) continue;
-      const b = this.token(id);
-      for (let k = 0; k < b.length; k++) {
-        if (b[k] !== p[0]) continue;
+      if (isSet(special, id)) continue;
+      const start = offsets[id], end = offsets[id + 1];
+      for (let k = start; k < end; k++) {
+        if (bytes[k] !== p0) continue;
         let ok = true;
-        for (let i = k; i < b.length && i - k < p.length; i++) if (b[i] !== p[i - k]) { ok = false; break; }
-        if (ok) split.push({ id, prefix: b.subarray(0, k), accepting: true, closes: b.length - k >= p.length });
+        for (let i = k; i < end && i - k < p.length; i++) if (bytes[i] !== p[i - k]) { ok = false; break; }
+        if (ok) split.push({ id, prefix: bytes.subarray(start, k), accepting: true, closes: end - k >= p.length });
       }
     }
     split.sort((x, y) => cmpBytes(x.prefix, y.prefix));
@@ -110,12 +112,13 @@ export class TokenData {
     if (ids) return ids;
     ids = [];
     const rest = enc.encode(s).subarray(j);
+    const { bytes, offsets, special } = this;
     for (let id = 0; id < this.n; id++) {
-      if (isSet(this.special, id)) continue;
-      const b = this.token(id);
-      const m = Math.min(b.length, rest.length);
-      let ok = m > 0;
-      for (let i = 0; i < m && ok; i++) ok = b[i] === rest[i];
+      const start = offsets[id];
+      const n = Math.min(offsets[id + 1] - start, rest.length);
+      if (n === 0 || bytes[start] !== rest[0] || isSet(special, id)) continue;
+      let ok = true;
+      for (let i = 1; i < n && ok; i++) ok = bytes[start + i] === rest[i];
       if (ok) ids.push(id);
     }
     m.set(j, ids);
