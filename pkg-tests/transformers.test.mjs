@@ -323,6 +323,46 @@ test('GrammarLogitsProcessor: the idle-time hook warms the first mask, speculate
   proc.free(); off.free(); store.free();
 });
 
+test('GrammarLogitsProcessor: the idle-time hook changes no mask (trigger, closing, free text after; greedy logits)', async () => {
+  const store = MaskStore.fromBytes(fs.readFileSync(blobPath('json')));
+  const V = store.vocabSize;
+  const byText = new Map();
+  for (let id = 0; id < V; id++) { const t = new TextDecoder().decode(store.tokenBytes(id)); if (t && !byText.has(t)) byText.set(t, id); }
+  const tokenize = (text) => { // longest match: any spelling of the text will do
+    const ids = [];
+    for (let i = 0; i < text.length;) {
+      let n = Math.min(16, text.length - i);
+      while (n > 1 && !byText.has(text.slice(i, i + n))) n--;
+      ids.push(byText.get(text.slice(i, i + n)));
+      i += n;
+    }
+    return ids;
+  };
+  const text = 'Sure:\n```json\n{"a": [1, 2],\n "b": "x\\n"}\n```\nDone.';
+  const ids = tokenize(text);
+  const tick = () => new Promise((r) => setTimeout(r, 5));
+  const run = async (prefetchMs) => {
+    const proc = new GrammarLogitsProcessor(store, { trigger: '```json\n', closing: '\n```', prefetchMs });
+    await tick();
+    const out = [];
+    for (let k = 0; k < ids.length; k++) {
+      const t = tensor(1, V);
+      t.data[ids[k]] = 5; // greedy picks the text's next token: the hook speculates it
+      proc([[1n, ...ids.slice(0, k).map(BigInt)]], t);
+      out.push(Uint8Array.from(t.data, (x) => (x === -Infinity ? 0 : 1)));
+      await tick();
+    }
+    const spent = proc.prefetchTimeMs;
+    proc.free();
+    return { out, spent };
+  };
+  const off = await run(0), on = await run(4);
+  assert.equal(off.spent, 0);
+  assert.ok(on.spent > 0, 'the hook ran');
+  for (let k = 0; k < ids.length; k++) assert.deepEqual(on.out[k], off.out[k], `step ${k}: the same allowed ids with and without the hook`);
+  store.free();
+});
+
 test('transformers.js text-generation pipeline, batch of 2 (left padding), greedy', async (t) => {
   needModel();
   const tf = await loadTf();

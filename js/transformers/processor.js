@@ -185,6 +185,7 @@ export class GrammarLogitsProcessor {
       throw new TypeError('grammask: the processor expects (input_ids: bigint[][], logits: Tensor [batch, vocab])');
     }
     const width = dims[1];
+    this._width = width;
     const V = this.store.vocabSize, pad = this.options.maxLogitsPadding;
     if (width < V || width > V + pad) {
       throw new Error(`grammask: the model's logits are ${width} wide but the store's vocabulary has ${V} tokens`
@@ -249,10 +250,11 @@ export class GrammarLogitsProcessor {
    * forward pass (asynchronously in transformers.js), and the event loop is
    * free. A timer spends up to `prefetchMs` of it making the next step's
    * masks ready:
-   * 1. each constrained row's likeliest next token (the highest masked
-   *    logit: the token greedy decoding picks) is committed, its mask
-   *    computed (which fills the store and the matcher's mask cache for the
-   *    position it leads to) and rolled back: the matcher is unchanged;
+   * 1. each unfinished row's likeliest next token (the highest masked
+   *    logit: the token greedy decoding picks) is taken as the next step
+   *    would take it and the mask after it computed (filling the store, the
+   *    matcher's mask cache and the trigger/closing tables for what it leads
+   *    to), then the matcher is rolled back: the row is unchanged;
    * 2. then `Matcher.prefetch` computes the store entries of positions that
    *    were computed directly (a per-request store bounds first visits); the
    *    rows share one store, so one call serves all.
@@ -261,7 +263,7 @@ export class GrammarLogitsProcessor {
   _schedulePrefetch() {
     const ms = this.options.prefetchMs;
     if (!(ms > 0) || this._prefetchTimer !== undefined) return;
-    const rows = this.rows.filter((r) => r.alive && !r.stopped && r.phase === PHASE_INSIDE);
+    const rows = this.rows.filter((r) => !r.stopped && r.phase !== PHASE_AFTER);
     if (!rows.length) return;
     const gen = this.rows;
     this._prefetchTimer = setTimeout(() => {
@@ -274,29 +276,44 @@ export class GrammarLogitsProcessor {
           this._speculate(r);
         }
         const left = ms - (performance.now() - t0);
-        if (left > 0 && typeof rows[0].matcher.prefetch === 'function') rows[0].matcher.prefetch(left);
+        const live = rows.find((r) => r.alive && !r.stopped && typeof r.matcher.prefetch === 'function');
+        if (left > 0 && live) live.matcher.prefetch(left);
       } catch { /* freed since: nothing to prepare */ }
       this.prefetchTimeMs += performance.now() - t0;
     }, 0);
   }
 
-  /** Commit the row's likeliest next token, compute the mask there, roll back. */
+  /**
+   * The row's likeliest next token, as the next step would take it: on a
+   * copy of the row's state, `_commit` and `_mask` (so a trigger, a closing
+   * and their probes are prepared too), through a view of the matcher that
+   * counts commits and rollbacks; then the matcher is rolled back to where
+   * it was. A token the row refuses prepares nothing.
+   */
   _speculate(r) {
     const x = r.logits;
     r.logits = null;
     if (!(x instanceof Float32Array || x instanceof Float64Array)) return;
     let best = -1, v = -Infinity;
     for (let i = 0; i < x.length; i++) if (x[i] > v) { v = x[i]; best = i; }
+    if (best < 0 || this.eos.has(best)) return;
     const m = r.matcher;
-    if (best < 0 || this.eos.has(best) || !m.isAllowed(best)) return;
-    const closing = this.options.closing;
-    // A token that may touch the closing string is fed byte by byte by _commit: not speculated.
-    if (closing !== undefined && (r.close.length || this.data.token(best).includes(this.data.closing(closing).p[0]))) return;
-    m.commitToken(best);
+    let net = 0;
+    const counted = new Proxy(m, {
+      get(t, k) {
+        if (k === 'commitToken') return (id) => { t.commitToken(id); net++; };
+        if (k === 'rollback') return (n = 1) => { t.rollback(n); net -= n; };
+        const f = t[k];
+        return typeof f === 'function' && k !== 'constructor' ? f.bind(t) : f;
+      },
+    });
+    const mask = this._scratch?.length === r.mask.length ? this._scratch : (this._scratch = new Uint32Array(r.mask.length));
+    const s = { ...r, matcher: counted, mask };
     try {
-      m.fillMask(this._scratch?.length === m.maskWords ? this._scratch : (this._scratch = new Uint32Array(m.maskWords)));
-    } finally {
-      m.rollback(1);
+      this._commit(s, best, -1, 0);
+      if (!s.stopped) this._mask(s, this._width);
+    } catch { /* refused: nothing to prepare */ } finally {
+      if (net > 0) m.rollback(net);
     }
   }
 
