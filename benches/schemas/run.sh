@@ -5,9 +5,9 @@
 #
 #   bash benches/schemas/run.sh
 #   env: N=400 SEED=20 CAP_S=60 ENGINES="grammask llguidance"
-#        (also: xgrammar = @mlc-ai/web-xgrammar, official = @huggingface/transformers-structured-output,
-#        both in Node, through benches/schemas/js.mjs; ENGINES="grammask llguidance xgrammar official"
-#        is the full comparison of docs/benchmarks.md, about an hour)
+#        (also: native = grammask natively, benches/schemas/native.rs; xgrammar = @mlc-ai/web-xgrammar,
+#        official = @huggingface/transformers-structured-output, both in Node, through benches/schemas/js.mjs;
+#        ENGINES="grammask llguidance native xgrammar official" is the full comparison, about an hour)
 #        CORPUS=out/schemas-corpus OUT=out/schemas-bench   (where the corpus and the results go)
 #        REPO=PATH   a git directory or checkout of guidance-ai/jsonschemabench
 #                    (default: cloned into out/jsonschemabench)
@@ -47,6 +47,8 @@ for e in $ENGINES; do
   s=$(date +%s)
   case "$e" in
     grammask)   node benches/schemas/js.mjs --corpus "$CORPUS" --out "$OUT/grammask-wasm.json" --cap-s "$CAP_S" 2> "$OUT/grammask-wasm.log"; results+=("$OUT/grammask-wasm.json") ;;
+    native)     cargo build --release --example schema_corpus >&2
+                target/release/examples/schema_corpus "$CORPUS" "$OUT/grammask-native.json" "$CAP_S" 2> "$OUT/grammask-native.log"; results+=("$OUT/grammask-native.json") ;;
     xgrammar|official)
                 bash benches/setup.sh
                 node benches/schemas/js.mjs --engine "$e" --corpus "$CORPUS" --out "$OUT/$e.json" --cap-s "$CAP_S" 2> "$OUT/$e.log"; results+=("$OUT/$e.json") ;;
