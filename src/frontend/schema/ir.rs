@@ -377,21 +377,18 @@ impl<'a> Ir<'a> {
     /// and `$ref`, `allOf` members and chosen branches place theirs. A node
     /// reached again keeps its first place.
     fn close(&mut self, roots: &[Loc], chosen: &[(Loc, &'static str, Loc)]) -> Result<Set> {
-        enum Work {
-            Visit(Loc),
-            Emit(Loc),
-        }
+        // Work: a node to visit, or EMIT | node to place.
+        const EMIT: Loc = 1 << 31;
         let mut out: Vec<Loc> = Vec::new();
-        let mut stack: Vec<Work> = roots.iter().rev().map(|&l| Work::Visit(l)).collect();
+        let mut stack: Vec<Loc> = roots.to_vec();
+        stack.reverse();
+        let mut acts: Vec<Loc> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        while let Some(w) = stack.pop() {
-            let l = match w {
-                Work::Emit(l) => {
-                    out.push(l);
-                    continue;
-                }
-                Work::Visit(l) => l,
-            };
+        while let Some(l) = stack.pop() {
+            if l & EMIT != 0 {
+                out.push(l & !EMIT);
+                continue;
+            }
             if !seen.insert(l) {
                 continue;
             }
@@ -402,39 +399,41 @@ impl<'a> Ir<'a> {
                 out.push(l);
                 continue;
             };
+            // Siblings of $ref are ignored before 2019-09.
             let ref_only = self.draft <= Draft::D7 && m.contains_key("$ref");
-            let mut acts = Vec::new();
+            acts.clear();
             if ref_only || !m.contains_key("properties") {
-                acts.push(Work::Emit(l));
+                acts.push(l | EMIT);
             }
             for (k, v) in m {
                 match k.as_str() {
-                    "properties" if !ref_only => acts.push(Work::Emit(l)),
+                    "properties" if !ref_only => acts.push(l | EMIT),
                     "$ref" => {
                         let Some(r) = v.as_str() else { return Err(err!(Schema, "JSON Schema: $ref at {ptr} must be a string")) };
-                        acts.push(Work::Visit(self.resolve_ref(r, &format!("{ptr}/$ref"))?));
+                        acts.push(self.resolve_ref(r, &format!("{ptr}/$ref"))?);
                     }
-                    // Siblings of $ref are ignored before 2019-09.
                     _ if ref_only => {}
                     "allOf" => {
                         let Some(list) = v.as_array().filter(|l| !l.is_empty()) else {
                             return Err(err!(Schema, "JSON Schema: allOf at {ptr} must be a non-empty array"));
                         };
                         for s in list {
-                            acts.push(Work::Visit(self.schema_loc(s)?));
+                            acts.push(self.schema_loc(s)?);
                         }
                     }
                     "anyOf" | "oneOf" => {
                         for &(o, kw, b) in chosen {
                             if o == l && kw == k {
-                                acts.push(Work::Visit(b));
+                                acts.push(b);
                             }
                         }
                     }
                     _ => {}
                 }
             }
-            stack.extend(acts.into_iter().rev());
+            while let Some(a) = acts.pop() {
+                stack.push(a);
+            }
         }
         Ok(out)
     }
@@ -539,9 +538,9 @@ impl<'a> Ir<'a> {
         }
     }
 
-    /// The conjunction of an ordered set (its order is the key order).
+    /// The conjunction of an ordered set of distinct nodes (its order is the
+    /// key order).
     pub fn conj(&mut self, set: Set) -> Result<ConjId> {
-        let set = dedup_ordered(set);
         if let Some(&c) = self.conj_ids.get(&set) {
             return Ok(c);
         }
@@ -903,8 +902,14 @@ impl<'a> Ir<'a> {
 /// The set without repeats, each node at its first place (the parts'
 /// order: the key order of merged objects).
 pub fn dedup_ordered(set: Set) -> Set {
-    let mut seen = std::collections::HashSet::with_capacity(set.len());
-    set.into_iter().filter(|l| seen.insert(*l)).collect()
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for l in set {
+        if seen.insert(l) {
+            out.push(l);
+        }
+    }
+    out
 }
 
 fn as_count(v: &Value) -> Option<u64> {
