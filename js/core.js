@@ -1,19 +1,7 @@
-// grammask JS API: a thin, hand-written layer over the wasm-bindgen classes
-// RawMaskStore / RawMatcher (src/wasm/). It only
-//  - checks arguments (token ids, offsets, options) and throws clear errors,
-//  - refuses use after free() with a clear error,
-//  - turns a wasm trap (a Rust panic: an internal bug) into an Error and
-//    refuses further calls on that module instance,
-//  - streams blobs with fetch (MaskStore.fromUrl).
-// Everything else (errors from bad blobs, invalid tokens, ...) comes from Rust
-// as a JS Error with name "GrammaskError" and `kind` set.
-//
-// Also: PreparedVocab (a tokenizer's vocabulary, read from tokenizer.json or
-// a transformers.js tokenizer), compile (response formats → MaskStore, in the
-// compiler build), tokenizerFingerprint.
-//
-// An ES module (one export, no imports), shipped as core.mjs; core.cjs (for
-// node.cjs) is derived from it by scripts/build/build-pkg.sh.
+// grammask JS API over the wasm-bindgen classes (src/wasm/): argument checks,
+// use after free() and wasm traps (Rust panics) as clear Errors, blob
+// streaming; Rust's errors are Errors named "GrammaskError" with `kind`.
+// Shipped as core.mjs (one export, no imports); build-pkg.sh derives core.cjs.
 
 /**
  * @param raw the wasm-bindgen module (its exports)

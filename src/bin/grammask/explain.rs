@@ -451,17 +451,26 @@ fn step<'a>(root: &'a Value, node: &'a Value, ptr: &str, seg: &Seg, depth: u32) 
 
 /// The declared property names of an object schema (with its allOf/anyOf/oneOf branches).
 fn declared(root: &Value, node: &Value, depth: u32) -> Vec<String> {
-    let mut out: Vec<String> = node.get("properties").and_then(Value::as_object).map(|o| o.keys().cloned().collect()).unwrap_or_default();
-    if depth < 4 {
-        for kw in ["allOf", "anyOf", "oneOf"] {
-            for b in node.get(kw).and_then(Value::as_array).into_iter().flatten() {
-                let (b, _) = resolve(root, b, String::new());
-                for k in declared(root, b, depth + 1) {
-                    if !out.contains(&k) {
-                        out.push(k);
-                    }
+    // The key order of propertyOrder 'schema': the keywords in the order they
+    // appear, `properties` and the applicators' branches merged left to right.
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |ks: Vec<String>| {
+        for k in ks {
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+    };
+    for (kw, v) in node.as_object().into_iter().flatten() {
+        match kw.as_str() {
+            "properties" => add(v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()),
+            "allOf" | "anyOf" | "oneOf" if depth < 4 => {
+                for b in v.as_array().into_iter().flatten() {
+                    let (b, _) = resolve(root, b, String::new());
+                    add(declared(root, b, depth + 1));
                 }
             }
+            _ => {}
         }
     }
     out

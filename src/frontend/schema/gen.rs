@@ -460,7 +460,7 @@ impl<'a, 'i> Gen<'a, 'i> {
     }
 
     fn ptr_of(&self, list: &List) -> String {
-        list.first().map(|&c| self.ir.conj_set(c).first().map(|&l| self.ir.ptr(l).to_string()).unwrap_or_else(|| "#".into())).unwrap_or_else(|| "#".into())
+        list.first().map(|&c| self.ir.conj_set(c).iter().min().map(|&l| self.ir.ptr(l).to_string()).unwrap_or_else(|| "#".into())).unwrap_or_else(|| "#".into())
     }
 
     fn obj_info(&mut self, c: ConjId) -> Result<Rc<ObjInfo>> {
@@ -659,8 +659,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                                 v.extend(hits);
                             }
                         }
-                        v.sort_unstable();
-                        v.dedup();
+                        let v = super::ir::dedup_ordered(v);
                         (!self.ir.is_false(&v)).then_some((Kind::Extra, v))
                     }
                 });

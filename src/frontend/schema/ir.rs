@@ -48,7 +48,8 @@ pub enum Node<'a> {
     False { ptr: String },
 }
 
-/// A set of nodes (sorted, distinct): all must hold. Empty = `true`.
+/// A set of nodes (distinct): all must hold. Empty = `true`. Ordered: the
+/// order of the nodes is the order of their declared keys (see [`Ir::close`]).
 pub type Set = Vec<Loc>;
 
 /// One object constraint part (of one conjunct).
@@ -367,39 +368,73 @@ impl<'a> Ir<'a> {
         }
     }
 
-    /// The closure of a set under `allOf` and `$ref`.
-    fn close(&mut self, set: &[Loc]) -> Result<Set> {
+    /// The closure of `roots` under `allOf`, `$ref` and the `anyOf`/`oneOf`
+    /// branches in `chosen` ((owner, keyword, branch)), in key order: the
+    /// order in which the nodes' declared properties come, llguidance's rule
+    /// (docs/structured-output.md, "Key order"). Depth-first from the roots
+    /// in order; a node's keywords in the order they appear in it, where its
+    /// own `properties` place the node itself (first, without `properties`)
+    /// and `$ref`, `allOf` members and chosen branches place theirs. A node
+    /// reached again keeps its first place.
+    fn close(&mut self, roots: &[Loc], chosen: &[(Loc, &'static str, Loc)]) -> Result<Set> {
+        // Work: a node to visit, or EMIT | node to place.
+        const EMIT: Loc = 1 << 31;
         let mut out: Vec<Loc> = Vec::new();
-        let mut stack: Vec<Loc> = set.to_vec();
+        let mut stack: Vec<Loc> = roots.to_vec();
+        stack.reverse();
+        let mut acts: Vec<Loc> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         while let Some(l) = stack.pop() {
+            if l & EMIT != 0 {
+                out.push(l & !EMIT);
+                continue;
+            }
             if !seen.insert(l) {
                 continue;
             }
-            out.push(l);
             if seen.len() > MAX_NODES {
                 return Err(err!(Limit, "JSON Schema: allOf/$ref closure too large"));
             }
-            let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else { continue };
-            if let Some(r) = m.get("$ref") {
-                let Some(r) = r.as_str() else { return Err(err!(Schema, "JSON Schema: $ref at {ptr} must be a string")) };
-                let t = self.resolve_ref(r, &format!("{ptr}/$ref"))?;
-                stack.push(t);
-                if self.draft <= Draft::D7 {
-                    continue; // siblings of $ref are ignored before 2019-09
+            let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else {
+                out.push(l);
+                continue;
+            };
+            // Siblings of $ref are ignored before 2019-09.
+            let ref_only = self.draft <= Draft::D7 && m.contains_key("$ref");
+            acts.clear();
+            if ref_only || !m.contains_key("properties") {
+                acts.push(l | EMIT);
+            }
+            for (k, v) in m {
+                match k.as_str() {
+                    "properties" if !ref_only => acts.push(l | EMIT),
+                    "$ref" => {
+                        let Some(r) = v.as_str() else { return Err(err!(Schema, "JSON Schema: $ref at {ptr} must be a string")) };
+                        acts.push(self.resolve_ref(r, &format!("{ptr}/$ref"))?);
+                    }
+                    _ if ref_only => {}
+                    "allOf" => {
+                        let Some(list) = v.as_array().filter(|l| !l.is_empty()) else {
+                            return Err(err!(Schema, "JSON Schema: allOf at {ptr} must be a non-empty array"));
+                        };
+                        for s in list {
+                            acts.push(self.schema_loc(s)?);
+                        }
+                    }
+                    "anyOf" | "oneOf" => {
+                        for &(o, kw, b) in chosen {
+                            if o == l && kw == k {
+                                acts.push(b);
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
-            if let Some(a) = m.get("allOf") {
-                let Some(list) = a.as_array().filter(|l| !l.is_empty()) else {
-                    return Err(err!(Schema, "JSON Schema: allOf at {ptr} must be a non-empty array"));
-                };
-                for s in list {
-                    stack.push(self.schema_loc(s)?);
-                }
+            while let Some(a) = acts.pop() {
+                stack.push(a);
             }
         }
-        out.sort_unstable();
-        out.dedup();
         Ok(out)
     }
 
@@ -436,10 +471,10 @@ impl<'a> Ir<'a> {
         if let Some(d) = self.dnf_memo.get(set) {
             return Ok(d.clone());
         }
-        let closed = self.close(set)?;
+        let closed = self.close(set, &[])?;
         let mut out = Vec::new();
-        let mut consumed = Vec::new();
-        self.dnf_rec(closed, &mut consumed, &mut out, 0)?;
+        let mut chosen = Vec::new();
+        self.dnf_rec(set, closed, &mut chosen, &mut out, 0)?;
         out.sort_unstable();
         out.dedup();
         let rc = std::rc::Rc::new(out);
@@ -447,12 +482,13 @@ impl<'a> Ir<'a> {
         Ok(rc)
     }
 
-    fn dnf_rec(&mut self, set: Set, consumed: &mut Vec<(Loc, &'static str)>, out: &mut Vec<ConjId>, depth: usize) -> Result<()> {
+    /// `set`: the closure of `roots` with the branches `chosen` so far.
+    fn dnf_rec(&mut self, roots: &[Loc], set: Set, chosen: &mut Vec<(Loc, &'static str, Loc)>, out: &mut Vec<ConjId>, depth: usize) -> Result<()> {
         if depth > MAX_ANY_OF_DEPTH {
             return Err(err!(Limit, "JSON Schema: anyOf/oneOf nested more than {MAX_ANY_OF_DEPTH} deep"));
         }
         let groups = self.groups(&set)?;
-        let next = groups.into_iter().find(|(o, k, _)| !consumed.contains(&(*o, *k)));
+        let next = groups.into_iter().find(|(o, k, _)| !chosen.iter().any(|(o2, k2, _)| o2 == o && k2 == k));
         match next {
             None => {
                 let c = self.conj(set.clone())?;
@@ -484,30 +520,27 @@ impl<'a> Ir<'a> {
                     let policy = self.one_of;
                     policy(self, owner, &branches)?;
                 }
-                consumed.push((owner, kw));
                 for b in branches {
-                    let mut s = set.clone();
-                    s.push(b);
-                    let s = self.close(&s)?;
+                    chosen.push((owner, kw, b));
+                    let s = self.close(roots, chosen)?;
                     // Prune unsatisfiable partial conjunctions early.
                     let c = self.conj(s.clone())?;
-                    if self.merged(c)?.unsat() {
-                        continue;
+                    if !self.merged(c)?.unsat() {
+                        self.dnf_rec(roots, s, chosen, out, depth + 1)?;
                     }
-                    self.dnf_rec(s, consumed, out, depth + 1)?;
+                    chosen.pop();
                     if out.len() > MAX_DNF {
                         return Err(err!(Limit, "JSON Schema: anyOf/oneOf at {} expands into more than {MAX_DNF} alternatives", self.ptr(owner)));
                     }
                 }
-                consumed.pop();
                 Ok(())
             }
         }
     }
 
-    pub fn conj(&mut self, mut set: Set) -> Result<ConjId> {
-        set.sort_unstable();
-        set.dedup();
+    /// The conjunction of an ordered set of distinct nodes (its order is the
+    /// key order).
+    pub fn conj(&mut self, set: Set) -> Result<ConjId> {
         if let Some(&c) = self.conj_ids.get(&set) {
             return Ok(c);
         }
@@ -547,7 +580,7 @@ impl<'a> Ir<'a> {
             min_props: 0,
             max_props: None,
             struct_const: false,
-            ptr: set.first().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
+            ptr: set.iter().min().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
             pending: Vec::new(),
         };
         for &l in &set {
@@ -852,23 +885,31 @@ impl<'a> Ir<'a> {
         for part in &m.obj {
             out.extend(self.part_key_value(part, key)?);
         }
-        out.sort_unstable();
-        out.dedup();
-        Ok(out)
+        Ok(dedup_ordered(out))
     }
 
     /// The schema of array item `i` of a conjunction.
     pub fn item_value(&self, m: &Merged<'a>, i: usize) -> Set {
-        let mut out: Vec<Loc> = m.arr.iter().filter_map(|p| p.prefix.get(i).copied().or(p.rest)).collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+        dedup_ordered(m.arr.iter().filter_map(|p| p.prefix.get(i).copied().or(p.rest)).collect())
     }
 
     /// Whether a set contains `false`.
     pub fn is_false(&self, s: &[Loc]) -> bool {
         s.contains(&self.false_loc)
     }
+}
+
+/// The set without repeats, each node at its first place (the parts'
+/// order: the key order of merged objects).
+pub fn dedup_ordered(set: Set) -> Set {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for l in set {
+        if seen.insert(l) {
+            out.push(l);
+        }
+    }
+    out
 }
 
 fn as_count(v: &Value) -> Option<u64> {
