@@ -126,7 +126,7 @@ export class GrammarLogitsProcessor {
   readonly matchers: Matcher[];
   /** Per row: 'free', 'constrained' or 'after'. */
   readonly phases: ('free' | 'constrained' | 'after')[];
-  /** Milliseconds spent in the idle-time hook so far (see `prefetchMs`). */
+  /** Milliseconds spent in the idle-time hook so far, its warm-up included (see `prefetchMs`). */
   readonly prefetchTimeMs: number;
   /** Forget the rows (and free their matchers); the next call starts a new generation. */
   reset(): void;
@@ -168,7 +168,7 @@ export class StructuredOutputProcessor {
   readonly vocab: PreparedVocab;
   readonly matchers: Matcher[];
   readonly phases: ('free' | 'constrained' | 'after')[];
-  /** Milliseconds spent in the idle-time hook so far (see `prefetchMs`). */
+  /** Milliseconds spent in the idle-time hook so far, its warm-up included (see `prefetchMs`). */
   readonly prefetchTimeMs: number;
   push(p: LogitsProcessorFn): void;
   extend(ps: Iterable<LogitsProcessorFn>): void;

@@ -94,6 +94,7 @@ export class GrammarLogitsProcessor {
     if (prefetchMs > 0) {
       setTimeout(() => {
         if (closure.rows || closure.spare) return;
+        const t0 = performance.now();
         let m;
         try {
           m = new Matcher(store, { maxRollback: closure.options.maxRollback });
@@ -104,6 +105,7 @@ export class GrammarLogitsProcessor {
           if (t >= 0 && !closure.eos.has(t)) { m.commitToken(t); m.rollback(1); }
           closure.spare = m;
         } catch { m?.free(); /* store freed since */ }
+        closure.prefetchTimeMs += performance.now() - t0;
         closure._warmTables();
       }, 0);
     }
@@ -121,7 +123,13 @@ export class GrammarLogitsProcessor {
       jobs.push(() => d.closing(closing));
       for (let j = 1; j < new TextEncoder().encode(closing).length; j++) jobs.push(() => d.continuations(closing, j));
     }
-    const next = () => { if (jobs.length) { jobs.shift()(); setTimeout(next, 0); } };
+    const next = () => {
+      if (!jobs.length) return;
+      const t0 = performance.now();
+      jobs.shift()();
+      this.prefetchTimeMs += performance.now() - t0;
+      setTimeout(next, 0);
+    };
     next();
   }
 
@@ -255,9 +263,10 @@ export class GrammarLogitsProcessor {
    *    would take it and the mask after it computed (filling the store, the
    *    matcher's mask cache and the trigger/closing tables for what it leads
    *    to), then the matcher is rolled back: the row is unchanged;
-   * 2. then `Matcher.prefetch` computes the store entries of positions that
-   *    were computed directly (a per-request store bounds first visits); the
-   *    rows share one store, so one call serves all.
+   * 2. then, with several rows, `Matcher.prefetch` computes the store
+   *    entries of positions that were computed directly (a per-request store
+   *    bounds first visits), so that the other rows read them from the
+   *    store (one row has them in its matcher's mask cache already).
    * The first row's speculation always runs; one mask can overrun the budget.
    */
   _schedulePrefetch() {
@@ -275,9 +284,11 @@ export class GrammarLogitsProcessor {
           if (r !== rows[0] && performance.now() - t0 >= ms) break;
           this._speculate(r);
         }
+        // A position computed directly is in its matcher's mask cache, so a
+        // single row needs no store entries for it; several rows share them.
         const left = ms - (performance.now() - t0);
         const live = rows.find((r) => r.alive && !r.stopped && typeof r.matcher.prefetch === 'function');
-        if (left > 0 && live) live.matcher.prefetch(left);
+        if (left > 0 && live && this.rows.length > 1) live.matcher.prefetch(left);
       } catch { /* freed since: nothing to prepare */ }
       this.prefetchTimeMs += performance.now() - t0;
     }, 0);
