@@ -88,8 +88,8 @@ export class GrammarLogitsProcessor {
     // computes the initial position's mask (store entries, or a direct mask in
     // its cache) and commits and rolls back one token (a store loaded from a
     // blob decodes its token bytes at the first commit); the first row of the
-    // first generation takes that matcher. Then the chat-shaped rules' token
-    // tables, one per timer turn.
+    // first generation takes that matcher. (The trigger and closing tables are
+    // built when a step first needs them: a few ms each.)
     closure.spare = null;
     if (prefetchMs > 0) {
       setTimeout(() => {
@@ -106,31 +106,9 @@ export class GrammarLogitsProcessor {
           closure.spare = m;
         } catch { m?.free(); /* store freed since */ }
         closure.prefetchTimeMs += performance.now() - t0;
-        closure._warmTables();
       }, 0);
     }
     return closure;
-  }
-
-  /** The trigger's and closing's token tables (cached per tokenizer), one per timer turn. */
-  _warmTables() {
-    const { trigger, closing } = this.options, d = this.data, jobs = [];
-    if (trigger !== undefined) {
-      const t = d.trigger(trigger);
-      for (let j = 0; j < t.p.length; j++) jobs.push(() => d.triggerCompletions(t, j), () => d.continuations(trigger, j));
-    }
-    if (closing !== undefined) {
-      jobs.push(() => d.closing(closing));
-      for (let j = 1; j < new TextEncoder().encode(closing).length; j++) jobs.push(() => d.continuations(closing, j));
-    }
-    const next = () => {
-      if (!jobs.length) return;
-      const t0 = performance.now();
-      jobs.shift()();
-      this.prefetchTimeMs += performance.now() - t0;
-      setTimeout(next, 0);
-    };
-    next();
   }
 
   /** Forget all rows (the next call starts a new generation). Frees the matchers. */
