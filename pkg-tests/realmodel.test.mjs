@@ -33,6 +33,8 @@ const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/tran
 const skip = !FULL && 'full tier (GRAMMASK_FULL=1)';
 const DATA = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/data/structured.json'), 'utf8'));
 const MAX_NEW = 160;
+// GRAMMASK_REALMODEL_PREFETCH_MS=N: the processors' prefetchMs (default: theirs), to compare the idle-time hook on and off.
+const HOOK = process.env.GRAMMASK_REALMODEL_PREFETCH_MS === undefined ? {} : { prefetchMs: Number(process.env.GRAMMASK_REALMODEL_PREFETCH_MS) };
 // Whitespace policies measured side by side with the processor's default
 // ('flexible', runs of at most 16; docs/measurements.md, "Whitespace policy").
 const WS_DEFAULT = 'processor default (flexible:16)';
@@ -126,7 +128,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
 
   for (const s of DATA.schemas) {
     const c0 = performance.now();
-    const proc = new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: s.schema }, { model, onStep });
+    const proc = new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: s.schema }, { model, onStep, ...HOOK });
     const constructMs = performance.now() - c0;
     const r = await run(s.prompt, proc);
     const text = textOf(proc.vocab, r.ids);
@@ -167,7 +169,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
   const programs = [];
   for (const p of DATA.python) {
     const c0 = performance.now();
-    const proc = new StructuredOutputProcessor(tok, { type: 'store', store: pyStore }, { model, onStep, trigger: '```python\n', closing: '\n```' });
+    const proc = new StructuredOutputProcessor(tok, { type: 'store', store: pyStore }, { model, onStep, trigger: '```python\n', closing: '\n```', ...HOOK });
     const constructMs = performance.now() - c0;
     const r = await run(p.prompt, proc);
     const text = textOf(proc.vocab, r.ids);
@@ -206,6 +208,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
       return [label, { prompts: w.length, valid: w.filter((r) => r.valid).length, sensible: w.filter((r) => r.sensible).length,
         eos: w.filter((r) => r.eos).length, multiLine: w.filter((r) => r.layout === 'multi-line').length, tokens: sum(w, (r) => r.tokens) }];
     })),
+    prefetchMs: HOOK.prefetchMs ?? 'default',
     tpsConstrained: tokC / timeC, tpsUnconstrained: tokC / timeF, ratio: timeF / timeC,
     grammaskShareMean: sum(rows, (r) => r.share) / rows.length, grammaskShareMax: Math.max(...rows.map((r) => r.share)),
     // Per step, over every constrained step of every prompt (issue 20's budget: mean <= 1%, worst step <= 5%).

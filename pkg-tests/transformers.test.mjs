@@ -323,6 +323,35 @@ test('GrammarLogitsProcessor: the idle-time hook warms the first mask, speculate
   proc.free(); off.free(); store.free();
 });
 
+test('GrammarLogitsProcessor: the idle-time hook stands by after a step whose forward pass blocked the thread', async () => {
+  const store = MaskStore.fromBytes(fs.readFileSync(blobPath('json')));
+  const V = store.vocabSize;
+  const idOf = (text) => { for (let id = 0; id < V; id++) if (new TextDecoder().decode(store.tokenBytes(id)) === text) return id; throw new Error(text); };
+  const [open, one] = [idOf('['), idOf('1')];
+  const events = [];
+  class Spy extends Matcher {
+    commitToken(id) { events.push(`commit ${id}`); return super.commitToken(id); }
+  }
+  const logits = (id) => { const t = tensor(1, V); t.data[id] = 5; return t; };
+  const proc = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 4 });
+  await new Promise((r) => setTimeout(r, 5));
+  proc([[1n]], logits(open));
+  await new Promise((r) => setTimeout(r, 0)); // the hook runs; then the next step comes at once (a blocking forward pass)
+  events.length = 0;
+  proc([[1n, BigInt(open)]], logits(one));
+  assert.equal(proc.idle, false, 'no event-loop turns between the hook and this step');
+  events.length = 0;
+  const turns = async (n) => { for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 1)); };
+  await turns(10);
+  assert.deepEqual(events, [], 'standing by: no speculation');
+  proc([[1n, BigInt(open), BigInt(one)]], logits(one));
+  assert.equal(proc.idle, true, 'the loop turned while "the model ran"');
+  events.length = 0;
+  await turns(10);
+  assert.equal(events[0], `commit ${one}`, 'working again: the likeliest token is speculated');
+  proc.free(); store.free();
+});
+
 test('GrammarLogitsProcessor: the idle-time hook changes no mask (trigger, closing, free text after; greedy logits)', async () => {
   const store = MaskStore.fromBytes(fs.readFileSync(blobPath('json')));
   const V = store.vocabSize;

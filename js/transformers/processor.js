@@ -119,6 +119,8 @@ export class GrammarLogitsProcessor {
   }
 
   _clearRows() {
+    clearTimeout(this._turnTimer);
+    this._turns = undefined;
     if (this._prefetchTimer !== undefined) clearTimeout(this._prefetchTimer);
     this._prefetchTimer = undefined;
     if (this.rows) for (const r of this.rows) r.matcher.free();
@@ -172,6 +174,12 @@ export class GrammarLogitsProcessor {
     }
     const width = dims[1];
     this._width = width;
+    if (this._turns !== undefined) {
+      // Did the event loop turn while the model ran? (The idle-time hook's probe.)
+      this.idle = this._turns >= 3;
+      clearTimeout(this._turnTimer);
+      this._turns = undefined;
+    }
     const V = this.store.vocabSize, pad = this.options.maxLogitsPadding;
     if (width < V || width > V + pad) {
       throw new Error(`grammask: the model's logits are ${width} wide but the store's vocabulary has ${V} tokens`
@@ -246,6 +254,10 @@ export class GrammarLogitsProcessor {
    *    bounds first visits), so that the other rows read them from the
    *    store (one row has them in its matcher's mask cache already).
    * The first row's speculation always runs; one mask can overrun the budget.
+   * Where the forward pass blocks the thread (onnxruntime-node: the event
+   * loop does not turn between the hook and the next step), the hook's work
+   * would only delay the forward pass: after such a step (`idle` false) it
+   * does no work, and only probes whether the loop turns.
    */
   _schedulePrefetch() {
     const ms = this.options.prefetchMs;
@@ -256,19 +268,28 @@ export class GrammarLogitsProcessor {
     this._prefetchTimer = setTimeout(() => {
       this._prefetchTimer = undefined;
       if (this.rows !== gen) return; // reset or freed since
-      const t0 = performance.now();
-      try {
-        for (const r of rows) {
-          if (r !== rows[0] && performance.now() - t0 >= ms) break;
-          this._speculate(r);
-        }
-        // A position computed directly is in its matcher's mask cache, so a
-        // single row needs no store entries for it; several rows share them.
-        const left = ms - (performance.now() - t0);
-        const live = rows.find((r) => r.alive && !r.stopped && typeof r.matcher.prefetch === 'function');
-        if (left > 0 && live && this.rows.length > 1) live.matcher.prefetch(left);
-      } catch { /* freed since: nothing to prepare */ }
-      this.prefetchTimeMs += performance.now() - t0;
+      // The previous forward pass blocked the thread (no event-loop turns
+      // between the hook and the next step): work here would only delay
+      // the forward pass, so the hook stands by and keeps probing.
+      if (this.idle !== false) {
+        const t0 = performance.now();
+        try {
+          for (const r of rows) {
+            if (r !== rows[0] && performance.now() - t0 >= ms) break;
+            this._speculate(r);
+          }
+          // A position computed directly is in its matcher's mask cache, so a
+          // single row needs no store entries for it; several rows share them.
+          const left = ms - (performance.now() - t0);
+          const live = rows.find((r) => r.alive && !r.stopped && typeof r.matcher.prefetch === 'function');
+          if (left > 0 && live && this.rows.length > 1) live.matcher.prefetch(left);
+        } catch { /* freed since: nothing to prepare */ }
+        this.prefetchTimeMs += performance.now() - t0;
+      }
+      // Probe: count event-loop turns until the next step (at most 3).
+      this._turns = 0;
+      const turn = () => { if (++this._turns < 3) this._turnTimer = setTimeout(turn, 0); };
+      this._turnTimer = setTimeout(turn, 0);
     }, 0);
   }
 
