@@ -19,24 +19,10 @@ import glob
 import importlib.metadata
 import json
 import os
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV = os.path.join(ROOT, ".venv-bench")
-PY = os.path.join(VENV, "bin", "python")
-
-
-def ensure_venv():
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
-        return
-    if not os.path.exists(PY):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-    try:
-        subprocess.check_call([PY, "-c", "import llguidance"], stderr=subprocess.DEVNULL)
-    except subprocess.CalledProcessError:
-        subprocess.check_call([PY, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "llguidance==1.9.*", "numpy"])
-    os.execv(PY, [PY] + sys.argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from llguidance_agreement import ROOT, ensure_venv  # noqa: E402  (one venv recipe for both judges)
 
 
 def main():
