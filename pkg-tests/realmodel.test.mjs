@@ -77,18 +77,15 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
   const warmupMs = performance.now() - w0;
   const encode = (prompt) => tok.apply_chat_template([{ role: 'user', content: prompt }], { add_generation_prompt: true, return_dict: true });
 
-  // Per step (batch 1: one onStep per processor call): grammask's time in the
-  // processor (commit + mask + apply) and in the idle-time hook that ran since
-  // the previous step, which the step waits for, and the
-  // step's wall time, from the end of the previous processor call to the end
-  // of this one (a forward pass, the sampling and the processor; step 0 from
-  // the start of generate()). The processor's construction (the per-request
-  // compile) comes before generate() and is reported apart (constructMs); its
-  // idle-time warm-up runs before the first step and counts in step 0.
-  const stats = { steps: [], proc: null };
-  // The idle-time hook's time since the previous step (processor.prefetchTimeMs
-  // grows when it runs): onnxruntime-node blocks the thread during the forward
-  // pass, so the hook runs between steps and delays the step it runs in.
+  // Per step (batch 1: one onStep per processor call): [grammask's time, the
+  // step's wall time]. grammask's time = commit + mask + apply in the
+  // processor, plus the idle-time hook's time since the previous step
+  // (processor.prefetchTimeMs grows when it runs): onnxruntime-node blocks the
+  // thread during the forward pass, so the hook runs between steps and delays
+  // the step it runs in. Wall time runs from the end of the previous processor
+  // call to the end of this one (step 0: from the start of generate()). The
+  // construction (the per-request compile) is reported apart (constructMs).
+  const stats = { steps: [], proc: null, pf: 0 };
   const onStep = (s) => {
     const pf = stats.proc?.prefetchTimeMs ?? 0;
     stats.steps.push({ gm: s.maskMs + s.commitMs + (pf - stats.pf), end: performance.now() });
@@ -104,12 +101,8 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, ...(processor ? { logits_processor: processor } : {}) });
     const ms = performance.now() - t0;
     const ids = out.tolist()[0].slice(n).map(Number);
-    const steps = stats.steps.map((st, k) => {
-      const wall = st.end - (k === 0 ? t0 : stats.steps[k - 1].end);
-      return { gm: st.gm, wall, share: st.gm / wall };
-    });
-    return { ids, ms, inGrammask: steps.reduce((a, st) => a + st.gm, 0), stepShares: steps.map((st) => st.share), stepMs: steps.map((st) => [st.gm, st.wall]),
-      worstStep: steps.reduce((w, st) => (st.share > w.share ? st : w), { share: 0 }), eos: ids.length > 0 && eos.includes(ids.at(-1)) };
+    const steps = stats.steps.map((st, k) => [st.gm, st.end - (k === 0 ? t0 : stats.steps[k - 1].end)]);
+    return { ids, ms, inGrammask: steps.reduce((a, [gm]) => a + gm, 0), steps, eos: ids.length > 0 && eos.includes(ids.at(-1)) };
   }
   const textOf = (vocab, ids) => new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(vocab.tokenBytes(id)))));
   async function unconstrained(prompt, tokens) {
@@ -139,7 +132,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     const misses = parsed ? sensible(value, s.sensible) : ['unparsed'];
     rows.push({ kind: 'json_schema', name: s.name, reportOnly: s.reportOnly, text, tokens: r.ids.length, eos: r.eos, parsed, valid, errors,
       tps: r.ids.length / r.ms * 1000, tpsFree: free.tokens / free.ms * 1000, share: r.inGrammask / r.ms, constructMs, misses,
-      stepShares: r.stepShares, stepMs: r.stepMs, worstStep: r.worstStep, prefetchMs: proc.prefetchTimeMs });
+      steps: r.steps, prefetchMs: proc.prefetchTimeMs });
     t.diagnostic(`${s.name}: ${JSON.stringify(text)} — ${r.ids.length} tokens${r.eos ? ', EOS' : ''}, valid ${valid}, `
       + `${(r.ids.length / r.ms * 1000).toFixed(1)} vs ${(free.tokens / free.ms * 1000).toFixed(1)} tok/s, grammask ${(100 * r.inGrammask / r.ms).toFixed(2)}%${misses.length ? '; ' + misses.join(', ') : ''}`);
     proc.free();
@@ -178,7 +171,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     programs.push(m ? m[1] : null);
     rows.push({ kind: 'python', name: p.name, text, tokens: r.ids.length, eos: r.eos, closed: !!m, program: m?.[1],
       tps: r.ids.length / r.ms * 1000, tpsFree: free.tokens / free.ms * 1000, share: r.inGrammask / r.ms, constructMs, phases: proc.phases,
-      stepShares: r.stepShares, stepMs: r.stepMs, worstStep: r.worstStep, prefetchMs: proc.prefetchTimeMs });
+      steps: r.steps, prefetchMs: proc.prefetchTimeMs });
     proc.free();
   }
   const verdicts = astParse(programs.filter((x) => x !== null));
@@ -213,10 +206,10 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     grammaskShareMean: sum(rows, (r) => r.share) / rows.length, grammaskShareMax: Math.max(...rows.map((r) => r.share)),
     // Per step, over every constrained step of every prompt (issue 20's budget: mean <= 1%, worst step <= 5%).
     stepShare: (() => {
-      const all = rows.flatMap((r) => r.stepShares);
-      const sorted = [...all].sort((a, b) => a - b);
-      const worst = rows.reduce((w, r) => (r.worstStep.share > w.share ? { ...r.worstStep, prompt: r.name } : w), { share: 0 });
-      return { steps: all.length, mean: all.reduce((a, x) => a + x, 0) / all.length, p99: sorted[Math.floor(0.99 * (sorted.length - 1))], worst };
+      const all = rows.flatMap((r) => r.steps.map(([gm, wall]) => ({ share: gm / wall, gm, wall, prompt: r.name })));
+      const sorted = all.map((x) => x.share).sort((a, b) => a - b);
+      const worst = all.reduce((w, x) => (x.share > w.share ? x : w), { share: 0 });
+      return { steps: all.length, mean: sorted.reduce((a, x) => a + x, 0) / all.length, p99: sorted[Math.floor(0.99 * (sorted.length - 1))], worst };
     })(),
     prefetchMsTotal: sum(rows, (r) => r.prefetchMs ?? 0),
     // The per-request compile (processor construction, before generate()), per JSON prompt.
