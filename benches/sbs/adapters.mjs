@@ -1,8 +1,10 @@
 // The JS engines of the side-by-side benchmarks, behind one interface
 // (used by benches/sbs/engines.mjs and benches/schemas/js.mjs):
-//   makeEngine(name, { eos, width, tokenizerDir, layout }) ->
+//   makeEngine(name, { eos, width, tokenizerDir, layout, prepare }) ->
 //     { compile(schema), matcher(c), mask(m) -> (id) => allowed, commit(m, id) -> bool,
-//       accepting(m), freeMatcher(m), free(c), async? }
+//       accepting(m), freeMatcher(m), free(c), async?, and for grammask: vocabSize,
+//       memory() (wasm bytes), warnings(c) }
+// (`prepare`: grammask prepares its vocabulary now, else at the first compile.)
 // name: 'grammask' (this npm package, wasm), 'official'
 // (@huggingface/transformers-structured-output: its StructuredOutputProcessor is
 // its only API, so a "mask" is one processor call, mask + apply on a float32
@@ -40,16 +42,20 @@ export const ENGINE_LABELS = {
   llguidance: 'llguidance 1.9 (native, Python)',
 };
 
-export async function makeEngine(name, { eos, width, tokenizerDir, layout = 'compact' }) {
+export async function makeEngine(name, { eos, width, tokenizerDir, layout = 'compact', prepare = false }) {
   const job = { eos, width };
   const tokJson = fs.readFileSync(path.join(tokenizerDir, 'tokenizer.json'), 'utf8');
   const TOKENIZER = path.relative(path.join(ROOT, 'models'), tokenizerDir);
   const LAYOUT = layout;
   if (name === 'grammask') {
-    const { PreparedVocab, compile, Matcher } = await import('grammask');
+    const { PreparedVocab, compile, Matcher, wasmMemoryBytes } = await import('grammask');
     const vocab = PreparedVocab.fromTokenizerJson(tokJson, { eosTokenIds: job.eos });
+    if (prepare) vocab.prepare(); // else the first compile prepares it
     const buf = new Uint32Array(Math.ceil(vocab.vocabSize / 32));
     return {
+      vocabSize: vocab.vocabSize,
+      memory: wasmMemoryBytes,
+      warnings: (store) => store.warnings, // e.g. formats not enforced (annotations)
       compile: (schema) => compile(vocab, { type: 'json_schema', json_schema: schema }),
       matcher: (store) => new Matcher(store),
       mask: (m) => { m.fillMask(buf, 0); return (id) => ((buf[id >>> 5] >>> (id & 31)) & 1) === 1; },

@@ -65,30 +65,10 @@ function schemaNames() {
 // ---------------------------------------------------------------- the worker
 /** The engine under test: `eng` has the interface of benches/sbs/adapters.mjs. */
 async function openEngine(tk) {
-  if (ENGINE !== 'grammask') {
-    const { makeEngine } = await import('../sbs/adapters.mjs');
-    const t0 = performance.now();
-    const eng = await makeEngine(ENGINE, { eos: tk.eos, width: tk.vocab_size, tokenizerDir: path.dirname(tk.tokenizer), layout: 'compact' });
-    return { eng, prepMs: r2(performance.now() - t0), vocabSize: tk.vocab_size, memory: () => null };
-  }
-  const { PreparedVocab, compile, Matcher, wasmMemoryBytes } = await import('grammask');
+  const { makeEngine } = await import('../sbs/adapters.mjs');
   const t0 = performance.now();
-  const vocab = PreparedVocab.fromTokenizerJson(fs.readFileSync(tk.tokenizer, 'utf8'), { eosTokenIds: tk.eos });
-  vocab.prepare();
-  const prepMs = r2(performance.now() - t0);
-  const buf = new Uint32Array(Math.ceil(vocab.vocabSize / 32));
-  const bit = (id) => ((buf[id >>> 5] >>> (id & 31)) & 1) === 1;
-  const eng = {
-    compile: (schema) => compile(vocab, { type: 'json_schema', json_schema: schema }),
-    matcher: (store) => new Matcher(store),
-    mask: (m) => { m.fillMask(buf, 0); return bit; },
-    commit: (m, id) => { m.commitToken(id); return true; },
-    accepting: (m) => m.isAccepting(),
-    freeMatcher: (m) => m.free(),
-    free: (store) => store.free(),
-    warnings: (store) => store.warnings, // e.g. formats not enforced (annotations)
-  };
-  return { eng, prepMs, vocabSize: vocab.vocabSize, memory: wasmMemoryBytes };
+  const eng = await makeEngine(ENGINE, { eos: tk.eos, width: tk.vocab_size, tokenizerDir: path.dirname(tk.tokenizer), layout: 'compact', prepare: true });
+  return { eng, prepMs: r2(performance.now() - t0), vocabSize: eng.vocabSize ?? tk.vocab_size, memory: eng.memory ?? (() => null) };
 }
 
 async function worker(from) {
