@@ -92,6 +92,8 @@
 pub mod error;
 #[cfg(feature = "compiler")]
 pub(crate) mod hash;
+#[cfg(feature = "compiler")]
+pub(crate) mod sort;
 pub(crate) mod cache;
 pub mod ids;
 pub mod limits;

@@ -74,16 +74,17 @@ pub(crate) struct Order {
 impl Order {
     pub fn new(cfg: &Cfg, tables: &[Option<Table>]) -> Order {
         let nt = cfg.terminals.len();
-        let mut by: Vec<usize> = (0..nt).collect();
         let lark = matches!(cfg.lexer, LexerMode::Contextual | LexerMode::Basic);
-        if lark {
-            by.sort_by_key(|&i| lark_key(cfg, TerminalId::new(i)));
+        let by = if lark {
+            let keys: Vec<_> = (0..nt).map(|i| lark_key(cfg, TerminalId::new(i))).collect();
+            crate::sort::order_by(nt, &mut |a, b| keys[a].cmp(&keys[b]))
         } else {
-            by.sort_by_key(|&i| Reverse(rank_key(cfg, TerminalId::new(i))));
-        }
+            let keys: Vec<_> = (0..nt).map(|i| Reverse(rank_key(cfg, TerminalId::new(i)))).collect();
+            crate::sort::order_by(nt, &mut |a, b| keys[a].cmp(&keys[b]))
+        };
         let mut rank = vec![0u32; nt];
         for (r, &i) in by.iter().enumerate() {
-            rank[i] = r as u32;
+            rank[i as usize] = r as u32;
         }
         let is_literal: Vec<bool> = cfg.terminals.iter().map(|t| t.is_literal()).collect();
         let (mut unless, mut embeds) = (vec![Vec::new(); nt], vec![Vec::new(); nt]);
@@ -94,8 +95,9 @@ impl Order {
                 if is_literal[r] {
                     continue;
                 }
-                let mut strs: Vec<usize> = (0..nt)
+                let mut strs: Vec<u32> = (0..nt as u32)
                     .filter(|&s| {
+                        let s = s as usize;
                         is_literal[s]
                             && tables[s].is_some()
                             && cfg.terminals[s].priority == cfg.terminals[r].priority
@@ -105,9 +107,9 @@ impl Order {
                             }
                     })
                     .collect();
-                strs.sort_by_key(|&s| rank[s]);
-                embeds[r] = strs.iter().map(|&s| flags[s].iter().all(|f| flags[r].contains(f))).collect();
-                unless[r] = strs.into_iter().map(TerminalId::new).collect();
+                crate::sort::sort_u32_by(&mut strs, &mut |a, b| rank[a as usize].cmp(&rank[b as usize]));
+                embeds[r] = strs.iter().map(|&s| flags[s as usize].iter().all(|f| flags[r].contains(f))).collect();
+                unless[r] = strs.into_iter().map(|s| TerminalId::new(s as usize)).collect();
             }
         }
         Order { mode: cfg.lexer, rank, unless, embeds, ignored: cfg.terminals.iter().map(|t| t.ignored).collect() }

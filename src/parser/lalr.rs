@@ -597,7 +597,7 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
             if rules.len() > 1 {
                 // Lark: the rule of strictly highest priority wins; else an error.
                 let prio = |r: u32| cfg.rules.get(r as usize).map_or(0, |x| x.priority);
-                rules.sort_by_key(|&r| std::cmp::Reverse(prio(r)));
+                crate::sort::sort_u32_by(&mut rules, &mut |a, b| prio(b).cmp(&prio(a)));
                 if lark && prio(rules[0]) > prio(rules[1]) {
                     rules.truncate(1);
                 } else {

@@ -288,8 +288,8 @@ impl<'b> Norm<'b> {
             let (mn, mx) = self.widths(&p);
             keyed.push(((mx, mn, p.value.chars().count()), p));
         }
-        keyed.sort_by(|a, b| b.0.cmp(&a.0));
-        let re = keyed.iter().map(|(_, p)| p.to_regexp()).collect::<Vec<_>>().join("|");
+        let order = crate::sort::order_by(keyed.len(), &mut |a, b| keyed[b].0.cmp(&keyed[a].0));
+        let re = order.iter().map(|&i| keyed[i as usize].1.to_regexp()).collect::<Vec<_>>().join("|");
         Ok(Pat::regex(format!("(?:{re})"), ""))
     }
 

@@ -879,7 +879,9 @@ impl<'a, 'i> Gen<'a, 'i> {
             out_rules.push(Rule::new(lhs, rhs, Span::default()));
         }
         // Start rules first (stable order otherwise).
-        out_rules.sort_by_key(|r: &Rule| r.lhs.0 != 0);
+        let (mut start, rest): (Vec<Rule>, Vec<Rule>) = out_rules.into_iter().partition(|r| r.lhs.0 == 0);
+        start.extend(rest);
+        let out_rules = start;
         Ok(Cfg {
             terminals,
             nonterminals,

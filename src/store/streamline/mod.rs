@@ -454,7 +454,9 @@ fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, opts: &Streamline
 
 /// Merge entries with equal sequences (union of their sorted token lists).
 pub(crate) fn merge(list: &mut Entries) {
-    list.sort_by(|a, b| a.0.cmp(&b.0));
+    // Sorted by (sequence, tokens): equal sequences are adjacent, and the
+    // merged lists are sorted below, so the result is the same as by sequence.
+    list.sort_unstable();
     let mut out: Entries = Vec::with_capacity(list.len());
     // Equal sequences are adjacent: concatenate their token lists, then sort
     // each merged list once (not once per merged entry).

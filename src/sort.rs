@@ -1,0 +1,21 @@
+//! One stable sort for the compiler's cold orderings (terminal ranks,
+//! conflicting rules, alternation branches).
+//!
+//! Every `sort_by_key` with its own closure is a separate instantiation of
+//! std's stable sort, about 4 KB of wasm each. The orderings here run once per
+//! compile on short lists, so they share this single instantiation: sort
+//! indices through a `dyn` comparator, then read the items in that order.
+
+use std::cmp::Ordering;
+
+/// Sort `v` stably by `cmp` (one instantiation for all callers).
+pub(crate) fn sort_u32_by(v: &mut [u32], cmp: &mut dyn FnMut(u32, u32) -> Ordering) {
+    v.sort_by(|&a, &b| cmp(a, b));
+}
+
+/// The permutation `0..n` sorted stably by `cmp` over indices.
+pub(crate) fn order_by(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..n as u32).collect();
+    sort_u32_by(&mut v, &mut |a, b| cmp(a as usize, b as usize));
+    v
+}
