@@ -54,6 +54,7 @@ use std::cell::RefCell;
 
 use crate::cache::Bounded;
 use std::rc::Rc;
+use std::hash::{Hash, Hasher};
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -372,30 +373,52 @@ impl Table {
     /// [`Table::pruned`], with guarded accepts, also dropping the states
     /// that cannot be reached from `start`.
     fn pruned_guarded(start: u32, next: Vec<u32>, accept: Vec<bool>, guard: Vec<Option<ByteSet>>) -> Table {
+        Table::pruned_guarded_w(start, next, 256, accept, guard)
+    }
+
+    /// [`Table::pruned_guarded`] on a table of `w` columns (`guard`: empty
+    /// for none); the result has `w` columns too.
+    fn pruned_guarded_w(start: u32, next: Vec<u32>, w: usize, accept: Vec<bool>, guard: Vec<Option<ByteSet>>) -> Table {
         let n = accept.len();
+        let guard_of = |s: usize| guard.get(s).copied().flatten();
         let mut reach = vec![false; n];
         let mut stack = vec![start];
         reach[start as usize] = true;
         while let Some(s) = stack.pop() {
-            for &t in &next[s as usize * 256..(s as usize + 1) * 256] {
+            for &t in &next[s as usize * w..(s as usize + 1) * w] {
                 if t != NONE && !reach[t as usize] {
                     reach[t as usize] = true;
                     stack.push(t);
                 }
             }
         }
-        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        // Predecessors of the reachable states, in one array (CSR).
+        let mut off = vec![0u32; n + 1];
         for s in (0..n).filter(|&s| reach[s]) {
-            for &t in &next[s * 256..(s + 1) * 256] {
+            for &t in &next[s * w..(s + 1) * w] {
                 if t != NONE {
-                    preds[t as usize].push(s as u32);
+                    off[t as usize + 1] += 1;
                 }
             }
         }
+        for s in 0..n {
+            off[s + 1] += off[s];
+        }
+        let mut preds = vec![0u32; off[n] as usize];
+        let mut fill = off.clone();
+        for s in (0..n).filter(|&s| reach[s]) {
+            for &t in &next[s * w..(s + 1) * w] {
+                if t != NONE {
+                    preds[fill[t as usize] as usize] = s as u32;
+                    fill[t as usize] += 1;
+                }
+            }
+        }
+        drop(fill);
         let mut live: Vec<bool> = (0..n).map(|s| accept[s] && reach[s]).collect();
         let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
         while let Some(s) = stack.pop() {
-            for &p in &preds[s as usize] {
+            for &p in &preds[off[s as usize] as usize..off[s as usize + 1] as usize] {
                 if !live[p as usize] {
                     live[p as usize] = true;
                     stack.push(p);
@@ -410,13 +433,13 @@ impl Table {
                 k += 1;
             }
         }
-        let mut table = Table { start: remap[start as usize], next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() };
+        let mut table = Table { start: remap[start as usize], next: Vec::new(), width: w, accept: Vec::new(), guards: Vec::new() };
         for s in (0..n).filter(|&s| live[s]) {
             table.accept.push(accept[s]);
-            if let (true, Some(g)) = (accept[s], guard[s]) {
+            if let (true, Some(g)) = (accept[s], guard_of(s)) {
                 table.guards.push((remap[s], g));
             }
-            table.next.extend(next[s * 256..(s + 1) * 256].iter().map(|&t| if t == NONE { NONE } else { remap[t as usize] }));
+            table.next.extend(next[s * w..(s + 1) * w].iter().map(|&t| if t == NONE { NONE } else { remap[t as usize] }));
         }
         table
     }
@@ -443,57 +466,85 @@ impl Table {
     /// The product table of a [`TerminalPattern::Set`]: accepting where every
     /// `all` table accepts and no `none` table does; a fresh, non-accepting
     /// start state excludes the empty string.
+    ///
+    /// Built over the byte classes of the component tables (bytes that every
+    /// component treats alike lead to the same product state), with the
+    /// product states' keys in one flat array: a product that reaches the
+    /// state limit fails fast and small, and only the pruned result is
+    /// widened to 256 columns. The table is the same as a per-byte product.
     fn product(all: &[Rc<Table>], none: &[Rc<Table>], who: &dyn Fn() -> String) -> Result<Table> {
         if all.iter().any(|t| t.start == NONE) {
             return Ok(Table { start: NONE, next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() });
         }
-        // Key: [is_start, all states..., none states (NONE = dead)...].
-        let start_key: Vec<u32> =
-            std::iter::once(1).chain(all.iter().map(|t| t.start)).chain(none.iter().map(|t| t.start)).collect();
-        let mut ids: crate::hash::FxMap<Vec<u32>, u32> = Default::default();
-        let mut keys = vec![start_key.clone()];
-        ids.insert(start_key, 0);
+        let (classes, w) = byte_classes(all.iter().chain(none));
+        let mut rep = vec![0usize; w]; // one byte of each class
+        for b in (0..256).rev() {
+            rep[classes[b] as usize] = b;
+        }
+        // Key: [is_start, all states..., none states (NONE = dead)...], state
+        // `i` at `keys[i * len..]`; `first` maps a key's hash to the first
+        // state with that hash, `chain` to the next one.
+        let len = 1 + all.len() + none.len();
+        let hash = |k: &[u32]| {
+            let mut h = crate::hash::FxHasher::default();
+            k.hash(&mut h);
+            h.finish()
+        };
+        let mut keys: Vec<u32> = std::iter::once(1).chain(all.iter().map(|t| t.start)).chain(none.iter().map(|t| t.start)).collect();
+        let mut first: crate::hash::FxMap<u64, u32> = Default::default();
+        first.insert(hash(&keys), 0);
+        let mut chain: Vec<u32> = vec![NONE];
         let (mut next, mut accept) = (Vec::new(), Vec::new());
-        let mut key = Vec::with_capacity(1 + all.len() + none.len());
+        let mut key = Vec::with_capacity(len);
         let mut i = 0;
-        while i < keys.len() {
-            let k = keys[i].clone();
-            i += 1;
-            let comps = &k[1..];
-            let acc = k[0] == 0
-                && all.iter().zip(comps).all(|(t, &s)| t.accept[s as usize])
-                && none.iter().zip(&comps[all.len()..]).all(|(t, &s)| s == NONE || !t.accept[s as usize]);
+        while i * len < keys.len() {
+            let comps = i * len + 1..(i + 1) * len;
+            let k = &keys[comps.clone()];
+            let acc = keys[i * len] == 0
+                && all.iter().zip(k).all(|(t, &s)| t.accept[s as usize])
+                && none.iter().zip(&k[all.len()..]).all(|(t, &s)| s == NONE || !t.accept[s as usize]);
             accept.push(acc);
-            'bytes: for b in 0..256usize {
+            'classes: for &b in &rep {
                 key.clear();
                 key.push(0);
-                for (t, &s) in all.iter().zip(comps) {
+                let k = &keys[comps.clone()];
+                for (t, &s) in all.iter().zip(k) {
                     let n = t.next[s as usize * 256 + b];
                     if n == NONE {
                         next.push(NONE);
-                        continue 'bytes;
+                        continue 'classes;
                     }
                     key.push(n);
                 }
-                for (t, &s) in none.iter().zip(&comps[all.len()..]) {
+                for (t, &s) in none.iter().zip(&k[all.len()..]) {
                     key.push(if s == NONE { NONE } else { t.next[s as usize * 256 + b] });
                 }
-                let len = keys.len() as u32;
-                let id = match ids.get(&key) {
-                    Some(&id) => id,
-                    None => {
-                        if keys.len() >= MAX_PRODUCT_STATES {
-                            return Err(err!(Limit, "{}: the set's automaton has over {MAX_PRODUCT_STATES} states", who()));
-                        }
-                        ids.insert(key.clone(), len);
-                        keys.push(key.clone());
-                        len
+                let h = hash(&key);
+                let mut id = first.get(&h).copied().unwrap_or(NONE);
+                while id != NONE && keys[id as usize * len..(id as usize + 1) * len] != key[..] {
+                    id = chain[id as usize];
+                }
+                if id == NONE {
+                    id = chain.len() as u32;
+                    if id as usize >= MAX_PRODUCT_STATES {
+                        return Err(err!(Limit, "{}: the set's automaton has over {MAX_PRODUCT_STATES} states", who()));
                     }
-                };
+                    chain.push(first.insert(h, id).unwrap_or(NONE));
+                    keys.extend_from_slice(&key);
+                }
                 next.push(id);
             }
+            i += 1;
         }
-        Ok(Table::pruned(0, next, accept))
+        drop((keys, first, chain));
+        let mut t = Table::pruned_guarded_w(0, next, w, accept, Vec::new());
+        let mut wide = Vec::with_capacity(t.n_states() * 256);
+        for s in 0..t.n_states() {
+            wide.extend(classes.iter().map(|&c| t.next[s * w + c as usize]));
+        }
+        t.next = wide;
+        t.width = 256;
+        Ok(t)
     }
 
     pub fn n_states(&self) -> usize {
@@ -539,6 +590,29 @@ impl Table {
     pub fn matches_whole(&self, text: &[u8]) -> bool {
         !text.is_empty() && self.match_len(text, 0) == text.len()
     }
+}
+
+/// The coarsest partition of the bytes that every table in `tables` treats
+/// alike (same next state from every state): `(class of each byte, number
+/// of classes)`, classes numbered in order of their first byte.
+fn byte_classes<'a>(tables: impl Iterator<Item = &'a Rc<Table>>) -> ([u16; 256], usize) {
+    let (mut classes, mut n) = ([0u16; 256], 1);
+    let mut ids: crate::hash::FxMap<(u16, u32), u16> = Default::default();
+    for t in tables {
+        for row in t.next.chunks_exact(256) {
+            if n == 256 {
+                return (classes, n);
+            }
+            ids.clear();
+            let mut refined = [0u16; 256];
+            for b in 0..256 {
+                let k = ids.len() as u16;
+                refined[b] = *ids.entry((classes[b], row[b])).or_insert(k);
+            }
+            (classes, n) = (refined, ids.len());
+        }
+    }
+    (classes, n)
 }
 
 /// Compiles terminal `t`; `Ok(None)` for `%declare`d terminals. Rejects
