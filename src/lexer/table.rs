@@ -54,7 +54,6 @@ use std::cell::RefCell;
 
 use crate::cache::Bounded;
 use std::rc::Rc;
-use std::hash::{Hash, Hasher};
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -373,52 +372,30 @@ impl Table {
     /// [`Table::pruned`], with guarded accepts, also dropping the states
     /// that cannot be reached from `start`.
     fn pruned_guarded(start: u32, next: Vec<u32>, accept: Vec<bool>, guard: Vec<Option<ByteSet>>) -> Table {
-        Table::pruned_guarded_w(start, next, 256, accept, guard)
-    }
-
-    /// [`Table::pruned_guarded`] on a table of `w` columns (`guard`: empty
-    /// for none); the result has `w` columns too.
-    fn pruned_guarded_w(start: u32, next: Vec<u32>, w: usize, accept: Vec<bool>, guard: Vec<Option<ByteSet>>) -> Table {
         let n = accept.len();
-        let guard_of = |s: usize| guard.get(s).copied().flatten();
         let mut reach = vec![false; n];
         let mut stack = vec![start];
         reach[start as usize] = true;
         while let Some(s) = stack.pop() {
-            for &t in &next[s as usize * w..(s as usize + 1) * w] {
+            for &t in &next[s as usize * 256..(s as usize + 1) * 256] {
                 if t != NONE && !reach[t as usize] {
                     reach[t as usize] = true;
                     stack.push(t);
                 }
             }
         }
-        // Predecessors of the reachable states, in one array (CSR).
-        let mut off = vec![0u32; n + 1];
+        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
         for s in (0..n).filter(|&s| reach[s]) {
-            for &t in &next[s * w..(s + 1) * w] {
+            for &t in &next[s * 256..(s + 1) * 256] {
                 if t != NONE {
-                    off[t as usize + 1] += 1;
+                    preds[t as usize].push(s as u32);
                 }
             }
         }
-        for s in 0..n {
-            off[s + 1] += off[s];
-        }
-        let mut preds = vec![0u32; off[n] as usize];
-        let mut fill = off.clone();
-        for s in (0..n).filter(|&s| reach[s]) {
-            for &t in &next[s * w..(s + 1) * w] {
-                if t != NONE {
-                    preds[fill[t as usize] as usize] = s as u32;
-                    fill[t as usize] += 1;
-                }
-            }
-        }
-        drop(fill);
         let mut live: Vec<bool> = (0..n).map(|s| accept[s] && reach[s]).collect();
         let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
         while let Some(s) = stack.pop() {
-            for &p in &preds[off[s as usize] as usize..off[s as usize + 1] as usize] {
+            for &p in &preds[s as usize] {
                 if !live[p as usize] {
                     live[p as usize] = true;
                     stack.push(p);
@@ -433,13 +410,13 @@ impl Table {
                 k += 1;
             }
         }
-        let mut table = Table { start: remap[start as usize], next: Vec::new(), width: w, accept: Vec::new(), guards: Vec::new() };
+        let mut table = Table { start: remap[start as usize], next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() };
         for s in (0..n).filter(|&s| live[s]) {
             table.accept.push(accept[s]);
-            if let (true, Some(g)) = (accept[s], guard_of(s)) {
+            if let (true, Some(g)) = (accept[s], guard[s]) {
                 table.guards.push((remap[s], g));
             }
-            table.next.extend(next[s * w..(s + 1) * w].iter().map(|&t| if t == NONE { NONE } else { remap[t as usize] }));
+            table.next.extend(next[s * 256..(s + 1) * 256].iter().map(|&t| if t == NONE { NONE } else { remap[t as usize] }));
         }
         table
     }
@@ -470,8 +447,8 @@ impl Table {
     /// Built over the byte classes of the component tables (bytes that every
     /// component treats alike lead to the same product state), with the
     /// product states' keys in one flat array: a product that reaches the
-    /// state limit fails fast and small, and only the pruned result is
-    /// widened to 256 columns. The table is the same as a per-byte product.
+    /// state limit fails fast and small. The table is the same as a
+    /// per-byte product.
     fn product(all: &[Rc<Table>], none: &[Rc<Table>], who: &dyn Fn() -> String) -> Result<Table> {
         if all.iter().any(|t| t.start == NONE) {
             return Ok(Table { start: NONE, next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() });
@@ -482,18 +459,14 @@ impl Table {
             rep[classes[b] as usize] = b;
         }
         // Key: [is_start, all states..., none states (NONE = dead)...], state
-        // `i` at `keys[i * len..]`; `first` maps a key's hash to the first
-        // state with that hash, `chain` to the next one.
+        // `i` at `keys[i * len..]`; `slots`: an open-addressing table of
+        // state ids by key hash (`NONE`: empty), at most half full.
         let len = 1 + all.len() + none.len();
-        let hash = |k: &[u32]| {
-            let mut h = crate::hash::FxHasher::default();
-            k.hash(&mut h);
-            h.finish()
-        };
+        let hash = |k: &[u32]| k.iter().fold(0u64, |h, &x| (h.rotate_left(5) ^ x as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95));
         let mut keys: Vec<u32> = std::iter::once(1).chain(all.iter().map(|t| t.start)).chain(none.iter().map(|t| t.start)).collect();
-        let mut first: crate::hash::FxMap<u64, u32> = Default::default();
-        first.insert(hash(&keys), 0);
-        let mut chain: Vec<u32> = vec![NONE];
+        let mut slots = vec![NONE; 1024];
+        slots[(hash(&keys) >> 40) as usize & 1023] = 0;
+        let mut n_states = 1usize;
         let (mut next, mut accept) = (Vec::new(), Vec::new());
         let mut key = Vec::with_capacity(len);
         let mut i = 0;
@@ -519,32 +492,44 @@ impl Table {
                 for (t, &s) in none.iter().zip(&k[all.len()..]) {
                     key.push(if s == NONE { NONE } else { t.next[s as usize * 256 + b] });
                 }
-                let h = hash(&key);
-                let mut id = first.get(&h).copied().unwrap_or(NONE);
-                while id != NONE && keys[id as usize * len..(id as usize + 1) * len] != key[..] {
-                    id = chain[id as usize];
+                let mask = slots.len() - 1;
+                let mut at = (hash(&key) >> 40) as usize & mask;
+                while slots[at] != NONE && keys[slots[at] as usize * len..(slots[at] as usize + 1) * len] != key[..] {
+                    at = (at + 1) & mask;
                 }
+                let mut id = slots[at];
                 if id == NONE {
-                    id = chain.len() as u32;
-                    if id as usize >= MAX_PRODUCT_STATES {
+                    if n_states >= MAX_PRODUCT_STATES {
                         return Err(err!(Limit, "{}: the set's automaton has over {MAX_PRODUCT_STATES} states", who()));
                     }
-                    chain.push(first.insert(h, id).unwrap_or(NONE));
+                    id = n_states as u32;
+                    slots[at] = id;
                     keys.extend_from_slice(&key);
+                    n_states += 1;
+                    if 2 * n_states > slots.len() {
+                        // Grow: re-insert every state.
+                        slots = vec![NONE; 2 * slots.len()];
+                        let mask = slots.len() - 1;
+                        for (i, k) in keys.chunks_exact(len).enumerate() {
+                            let mut at = (hash(k) >> 40) as usize & mask;
+                            while slots[at] != NONE {
+                                at = (at + 1) & mask;
+                            }
+                            slots[at] = i as u32;
+                        }
+                    }
                 }
                 next.push(id);
             }
             i += 1;
         }
-        drop((keys, first, chain));
-        let mut t = Table::pruned_guarded_w(0, next, w, accept, Vec::new());
-        let mut wide = Vec::with_capacity(t.n_states() * 256);
-        for s in 0..t.n_states() {
-            wide.extend(classes.iter().map(|&c| t.next[s * w + c as usize]));
+        drop((keys, slots));
+        let mut wide = Vec::with_capacity(accept.len() * 256);
+        for row in next.chunks_exact(w) {
+            wide.extend(classes.iter().map(|&c| row[c as usize]));
         }
-        t.next = wide;
-        t.width = 256;
-        Ok(t)
+        drop(next);
+        Ok(Table::pruned(0, wide, accept))
     }
 
     pub fn n_states(&self) -> usize {
@@ -597,7 +582,7 @@ impl Table {
 /// of classes)`, classes numbered in order of their first byte.
 fn byte_classes<'a>(tables: impl Iterator<Item = &'a Rc<Table>>) -> ([u16; 256], usize) {
     let (mut classes, mut n) = ([0u16; 256], 1);
-    let mut ids: crate::hash::FxMap<(u16, u32), u16> = Default::default();
+    let mut ids: Vec<(u16, u32)> = Vec::with_capacity(256);
     for t in tables {
         for row in t.next.chunks_exact(256) {
             if n == 256 {
@@ -606,8 +591,14 @@ fn byte_classes<'a>(tables: impl Iterator<Item = &'a Rc<Table>>) -> ([u16; 256],
             ids.clear();
             let mut refined = [0u16; 256];
             for b in 0..256 {
-                let k = ids.len() as u16;
-                refined[b] = *ids.entry((classes[b], row[b])).or_insert(k);
+                let k = (classes[b], row[b]);
+                refined[b] = match ids.iter().position(|&x| x == k) {
+                    Some(i) => i as u16,
+                    None => {
+                        ids.push(k);
+                        ids.len() as u16 - 1
+                    }
+                };
             }
             (classes, n) = (refined, ids.len());
         }
