@@ -416,7 +416,7 @@ export interface Limits {
   readonly maxTerminalNfaBytes: number;
   /** DFA of one terminal regex (256 MiB). */
   readonly maxTerminalDfaBytes: number;
-  /** States of a set terminal's product table (262,144). */
+  /** States of a set terminal's product table (65,536). */
   readonly maxSetProductStates: number;
   /** `state × byte class` entries of the lexer automaton (67,108,864). */
   readonly maxLexerTableEntries: number;

@@ -443,57 +443,93 @@ impl Table {
     /// The product table of a [`TerminalPattern::Set`]: accepting where every
     /// `all` table accepts and no `none` table does; a fresh, non-accepting
     /// start state excludes the empty string.
+    ///
+    /// Built over the byte classes of the component tables (bytes that every
+    /// component treats alike lead to the same product state), with the
+    /// product states' keys in one flat array: a product that reaches the
+    /// state limit fails fast and small. The table is the same as a
+    /// per-byte product.
     fn product(all: &[Rc<Table>], none: &[Rc<Table>], who: &dyn Fn() -> String) -> Result<Table> {
         if all.iter().any(|t| t.start == NONE) {
             return Ok(Table { start: NONE, next: Vec::new(), width: 256, accept: Vec::new(), guards: Vec::new() });
         }
-        // Key: [is_start, all states..., none states (NONE = dead)...].
-        let start_key: Vec<u32> =
-            std::iter::once(1).chain(all.iter().map(|t| t.start)).chain(none.iter().map(|t| t.start)).collect();
-        let mut ids: crate::hash::FxMap<Vec<u32>, u32> = Default::default();
-        let mut keys = vec![start_key.clone()];
-        ids.insert(start_key, 0);
+        let (classes, w) = byte_classes(all.iter().chain(none));
+        let mut rep = vec![0usize; w]; // one byte of each class
+        for b in (0..256).rev() {
+            rep[classes[b] as usize] = b;
+        }
+        // Key: [is_start, all states..., none states (NONE = dead)...], state
+        // `i` at `keys[i * len..]`; `slots`: an open-addressing table of
+        // state ids by key hash (`NONE`: empty), at most half full.
+        let len = 1 + all.len() + none.len();
+        let hash = |k: &[u32]| k.iter().fold(0u64, |h, &x| (h.rotate_left(5) ^ x as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95));
+        let mut keys: Vec<u32> = std::iter::once(1).chain(all.iter().map(|t| t.start)).chain(none.iter().map(|t| t.start)).collect();
+        let mut slots = vec![NONE; 1024];
+        slots[(hash(&keys) >> 40) as usize & 1023] = 0;
+        let mut n_states = 1usize;
         let (mut next, mut accept) = (Vec::new(), Vec::new());
-        let mut key = Vec::with_capacity(1 + all.len() + none.len());
+        let mut key = Vec::with_capacity(len);
         let mut i = 0;
-        while i < keys.len() {
-            let k = keys[i].clone();
-            i += 1;
-            let comps = &k[1..];
-            let acc = k[0] == 0
-                && all.iter().zip(comps).all(|(t, &s)| t.accept[s as usize])
-                && none.iter().zip(&comps[all.len()..]).all(|(t, &s)| s == NONE || !t.accept[s as usize]);
+        while i * len < keys.len() {
+            let comps = i * len + 1..(i + 1) * len;
+            let k = &keys[comps.clone()];
+            let acc = keys[i * len] == 0
+                && all.iter().zip(k).all(|(t, &s)| t.accept[s as usize])
+                && none.iter().zip(&k[all.len()..]).all(|(t, &s)| s == NONE || !t.accept[s as usize]);
             accept.push(acc);
-            'bytes: for b in 0..256usize {
+            'classes: for &b in &rep {
                 key.clear();
                 key.push(0);
-                for (t, &s) in all.iter().zip(comps) {
+                let k = &keys[comps.clone()];
+                for (t, &s) in all.iter().zip(k) {
                     let n = t.next[s as usize * 256 + b];
                     if n == NONE {
                         next.push(NONE);
-                        continue 'bytes;
+                        continue 'classes;
                     }
                     key.push(n);
                 }
-                for (t, &s) in none.iter().zip(&comps[all.len()..]) {
+                for (t, &s) in none.iter().zip(&k[all.len()..]) {
                     key.push(if s == NONE { NONE } else { t.next[s as usize * 256 + b] });
                 }
-                let len = keys.len() as u32;
-                let id = match ids.get(&key) {
-                    Some(&id) => id,
-                    None => {
-                        if keys.len() >= MAX_PRODUCT_STATES {
-                            return Err(err!(Limit, "{}: the set's automaton has over {MAX_PRODUCT_STATES} states", who()));
-                        }
-                        ids.insert(key.clone(), len);
-                        keys.push(key.clone());
-                        len
+                let mask = slots.len() - 1;
+                let mut at = (hash(&key) >> 40) as usize & mask;
+                while slots[at] != NONE && keys[slots[at] as usize * len..(slots[at] as usize + 1) * len] != key[..] {
+                    at = (at + 1) & mask;
+                }
+                let mut id = slots[at];
+                if id == NONE {
+                    if n_states >= MAX_PRODUCT_STATES {
+                        return Err(err!(Limit, "{}: the set's automaton has over {MAX_PRODUCT_STATES} states", who()));
                     }
-                };
+                    id = n_states as u32;
+                    slots[at] = id;
+                    keys.extend_from_slice(&key);
+                    n_states += 1;
+                    if 2 * n_states > slots.len() {
+                        // Grow: re-insert every state.
+                        slots = vec![NONE; 2 * slots.len()];
+                        let mask = slots.len() - 1;
+                        for (i, k) in keys.chunks_exact(len).enumerate() {
+                            let mut at = (hash(k) >> 40) as usize & mask;
+                            while slots[at] != NONE {
+                                at = (at + 1) & mask;
+                            }
+                            slots[at] = i as u32;
+                        }
+                    }
+                }
                 next.push(id);
             }
+            i += 1;
         }
-        Ok(Table::pruned(0, next, accept))
+        drop((keys, slots));
+        let mut wide = Vec::with_capacity(accept.len() * 256);
+        for row in next.chunks_exact(w) {
+            wide.extend(classes.iter().map(|&c| row[c as usize]));
+        }
+        drop(next);
+        Ok(Table::pruned(0, wide, accept))
     }
 
     pub fn n_states(&self) -> usize {
@@ -539,6 +575,35 @@ impl Table {
     pub fn matches_whole(&self, text: &[u8]) -> bool {
         !text.is_empty() && self.match_len(text, 0) == text.len()
     }
+}
+
+/// The coarsest partition of the bytes that every table in `tables` treats
+/// alike (same next state from every state): `(class of each byte, number
+/// of classes)`, classes numbered in order of their first byte.
+fn byte_classes<'a>(tables: impl Iterator<Item = &'a Rc<Table>>) -> ([u16; 256], usize) {
+    let (mut classes, mut n) = ([0u16; 256], 1);
+    let mut ids: Vec<(u16, u32)> = Vec::with_capacity(256);
+    for t in tables {
+        for row in t.next.chunks_exact(256) {
+            if n == 256 {
+                return (classes, n);
+            }
+            ids.clear();
+            let mut refined = [0u16; 256];
+            for b in 0..256 {
+                let k = (classes[b], row[b]);
+                refined[b] = match ids.iter().position(|&x| x == k) {
+                    Some(i) => i as u16,
+                    None => {
+                        ids.push(k);
+                        ids.len() as u16 - 1
+                    }
+                };
+            }
+            (classes, n) = (refined, ids.len());
+        }
+    }
+    (classes, n)
 }
 
 /// Compiles terminal `t`; `Ok(None)` for `%declare`d terminals. Rejects

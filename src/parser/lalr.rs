@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 
-use super::{Action, LrTableParts, LrTables, MAX_ACTION_ID, NO_GOTO};
+use super::{Action, LrTableParts, LrTables, SparseGoto, MAX_ACTION_ID};
 use crate::err;
 use crate::grammar::{Cfg, ConflictPolicy, Symbol};
 use crate::ids::{ParseStateId, RuleId};
@@ -552,15 +552,23 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
         ));
     }
     let mut action = vec![0u32; n_states * nt];
-    let mut goto_ = vec![NO_GOTO; n_states * nn];
+    let mut goto_ = SparseGoto { first: Vec::with_capacity(n_states + 1), ..Default::default() };
+    goto_.first.push(0);
+    let mut row: Vec<(u32, u32)> = Vec::new();
     for (p, st) in lr0.states.iter().enumerate() {
+        row.clear();
         for &(s, to) in &st.trans {
             if s < g.n_term {
                 action[p * nt + s as usize] = Action::Shift(ParseStateId(to)).encode();
             } else if ((s - g.n_term) as usize) < nn {
-                goto_[p * nn + (s - g.n_term) as usize] = to;
+                row.push((s - g.n_term, to));
             }
         }
+        row.sort_unstable();
+        row.dedup_by_key(|e| e.0); // `trans` has one entry per symbol already
+        goto_.nt.extend(row.iter().map(|e| e.0));
+        goto_.to.extend(row.iter().map(|e| e.1));
+        goto_.first.push(goto_.nt.len() as u32);
         if st.accept {
             action[p * nt + g.eof() as usize] = Action::Accept.encode();
         }
@@ -651,16 +659,17 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
         }
         return Err(err!(Conflict, "{msg}"));
     }
-    let tables = LrTables::from_parts(LrTableParts {
+    let parts = LrTableParts {
         n_terminals: g.n_term,
         n_nonterminals: g.n_nt,
         n_states: n_states as u32,
         start_state: 0,
         action,
-        goto_,
+        goto_: Vec::new(),
         rule_lhs: g.lhs[..g.lhs.len() - 1].to_vec(),
         rule_len: (0..g.lhs.len() as u32 - 1).map(|r| g.body(r).len() as u32).collect(),
-    })?;
+    };
+    let tables = LrTables::with_goto(parts, goto_)?;
     Ok(LalrBuild { tables, warnings })
 }
 

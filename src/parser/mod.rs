@@ -1,7 +1,8 @@
 //! LALR(1) parse tables and the incremental LR parser.
 //!
-//! - [`LrTables`]: dense ACTION/GOTO tables over terminal ids `0..n` where the
-//!   last id (`n_terminals - 1`) is `$END` ([`LrTables::eof`]). Built by
+//! - [`LrTables`]: a dense ACTION table over terminal ids `0..n` where the
+//!   last id (`n_terminals - 1`) is `$END` ([`LrTables::eof`]), and the GOTO
+//!   table by rows of (nonterminal, state) pairs (dense in a blob). Built by
 //!   [`lalr::build_tables`] (feature `compiler`) or loaded from a blob with
 //!   [`LrTables::from_parts`], which validates every index.
 //! - [`LrParser`]: an LR parser over a persistent stack ([`stack::PStack`]):
@@ -89,7 +90,30 @@ pub struct LrTableParts {
     pub rule_len: Vec<u32>,
 }
 
-/// Dense LALR(1) tables (see the module doc for the encoding).
+/// The GOTO table by state: state `s`'s entries are
+/// `nt[first[s]..first[s + 1]]` (nonterminals, ascending) and the states
+/// `to[..]` they lead to. Most cells of a dense GOTO table are empty (a
+/// schema's grammar: 35 k states x 700 nonterminals, 99 MB dense).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub(crate) struct SparseGoto {
+    pub first: Vec<u32>,
+    pub nt: Vec<u32>,
+    pub to: Vec<u32>,
+}
+
+impl SparseGoto {
+    /// The goto of state `s` on nonterminal `n`, or [`NO_GOTO`].
+    #[inline]
+    fn get(&self, s: u32, n: u32) -> u32 {
+        let (a, b) = (self.first[s as usize] as usize, self.first[s as usize + 1] as usize);
+        match self.nt[a..b].binary_search(&n) {
+            Ok(i) => self.to[a + i],
+            Err(_) => NO_GOTO,
+        }
+    }
+}
+
+/// LALR(1) tables (see the module doc for the encoding).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LrTables {
     n_terminals: u32,
@@ -97,7 +121,7 @@ pub struct LrTables {
     n_states: u32,
     start_state: u32,
     action: Vec<u32>,
-    goto_: Vec<u32>,
+    goto_: SparseGoto,
     rule_lhs: Vec<u32>,
     rule_len: Vec<u32>,
 }
@@ -106,8 +130,31 @@ impl LrTables {
     /// Validates and assembles tables. Every index is checked, so a parser
     /// driven by the result never indexes out of bounds; errors are
     /// [`crate::ErrorKind::BlobCorrupt`].
-    pub fn from_parts(p: LrTableParts) -> Result<LrTables> {
-        let LrTableParts { n_terminals, n_nonterminals, n_states, start_state, action, goto_, rule_lhs, rule_len } = p;
+    pub fn from_parts(mut p: LrTableParts) -> Result<LrTables> {
+        let n_goto = (p.n_states as usize).checked_mul(p.n_nonterminals as usize);
+        if n_goto != Some(p.goto_.len()) {
+            return Err(err!(BlobCorrupt, "LR tables: goto table has {} entries, expected {} x {}", p.goto_.len(), p.n_states, p.n_nonterminals));
+        }
+        let nn = p.n_nonterminals as usize;
+        let mut g = SparseGoto { first: Vec::with_capacity(p.n_states as usize + 1), ..Default::default() };
+        g.first.push(0);
+        for s in 0..p.n_states as usize {
+            for (n, &to) in p.goto_[s * nn..(s + 1) * nn].iter().enumerate() {
+                if to != NO_GOTO {
+                    g.nt.push(n as u32);
+                    g.to.push(to);
+                }
+            }
+            g.first.push(g.nt.len() as u32);
+        }
+        p.goto_ = Vec::new();
+        LrTables::with_goto(p, g)
+    }
+
+    /// [`LrTables::from_parts`] with the GOTO table given by rows (`p.goto_`
+    /// is ignored): no dense GOTO table is ever allocated.
+    pub(crate) fn with_goto(p: LrTableParts, goto_: SparseGoto) -> Result<LrTables> {
+        let LrTableParts { n_terminals, n_nonterminals, n_states, start_state, action, goto_: _, rule_lhs, rule_len } = p;
         if n_terminals == 0 {
             return Err(err!(BlobCorrupt, "LR tables: no terminals (not even $END)"));
         }
@@ -121,10 +168,14 @@ impl LrTables {
         if n_action != Some(action.len()) {
             return Err(err!(BlobCorrupt, "LR tables: action table has {} entries, expected {n_states} x {n_terminals}", action.len()));
         }
-        let n_goto = (n_states as usize).checked_mul(n_nonterminals as usize);
-        if n_goto != Some(goto_.len()) {
-            return Err(err!(BlobCorrupt, "LR tables: goto table has {} entries, expected {n_states} x {n_nonterminals}", goto_.len()));
-        }
+        // Rows are well-formed by construction (from a dense table, or from
+        // the LR(0) states); their targets are checked below.
+        debug_assert!(
+            goto_.first.len() == n_states as usize + 1
+                && goto_.first[n_states as usize] as usize == goto_.nt.len()
+                && goto_.nt.len() == goto_.to.len()
+                && goto_.nt.iter().all(|&n| n < n_nonterminals)
+        );
         if rule_lhs.len() != rule_len.len() || rule_lhs.len() > MAX_ACTION_ID as usize + 1 {
             return Err(err!(BlobCorrupt, "LR tables: {} rule lhs vs {} rule lengths", rule_lhs.len(), rule_len.len()));
         }
@@ -146,21 +197,28 @@ impl LrTables {
                 return Err(err!(BlobCorrupt, "LR tables: bad action {a:#x} in state {s} on terminal {t}"));
             }
         }
-        if let Some(i) = goto_.iter().position(|&g| g != NO_GOTO && g >= n_states) {
-            return Err(err!(BlobCorrupt, "LR tables: goto entry {i} targets state {} >= {n_states}", goto_[i]));
+        if let Some(i) = goto_.to.iter().position(|&g| g >= n_states) {
+            return Err(err!(BlobCorrupt, "LR tables: goto entry {i} targets state {} >= {n_states}", goto_.to[i]));
         }
         Ok(LrTables { n_terminals, n_nonterminals, n_states, start_state, action, goto_, rule_lhs, rule_len })
     }
 
-    /// A copy of the raw pieces (for writing a blob).
+    /// A copy of the raw pieces (for writing a blob), the GOTO table dense.
     pub fn to_parts(&self) -> LrTableParts {
+        let nn = self.n_nonterminals as usize;
+        let mut goto_ = vec![NO_GOTO; self.n_states as usize * nn];
+        for s in 0..self.n_states as usize {
+            for i in self.goto_.first[s] as usize..self.goto_.first[s + 1] as usize {
+                goto_[s * nn + self.goto_.nt[i] as usize] = self.goto_.to[i];
+            }
+        }
         LrTableParts {
             n_terminals: self.n_terminals,
             n_nonterminals: self.n_nonterminals,
             n_states: self.n_states,
             start_state: self.start_state,
             action: self.action.clone(),
-            goto_: self.goto_.clone(),
+            goto_,
             rule_lhs: self.rule_lhs.clone(),
             rule_len: self.rule_len.clone(),
         }
@@ -189,9 +247,6 @@ impl LrTables {
     pub fn action_table(&self) -> &[u32] {
         &self.action
     }
-    pub fn goto_table(&self) -> &[u32] {
-        &self.goto_
-    }
     pub fn rule_lhs(&self) -> &[u32] {
         &self.rule_lhs
     }
@@ -212,7 +267,7 @@ impl LrTables {
         if s.0 >= self.n_states || n.0 >= self.n_nonterminals {
             return None;
         }
-        match self.goto_[s.index() * self.n_nonterminals as usize + n.index()] {
+        match self.goto_.get(s.0, n.0) {
             NO_GOTO => None,
             g => Some(ParseStateId(g)),
         }
@@ -310,7 +365,6 @@ impl<'a> Sim<'a> {
     #[inline]
     fn feed(&mut self, t: &LrTables, term: u32) -> Step {
         let nt = t.n_terminals as usize;
-        let nn = t.n_nonterminals as usize;
         let mut reductions = 0u32;
         loop {
             let a = t.action[self.top as usize * nt + term as usize];
@@ -324,7 +378,7 @@ impl<'a> Sim<'a> {
                     if !self.pop(t.rule_len[r] as usize) {
                         return Step::Error;
                     }
-                    let g = t.goto_[self.top as usize * nn + t.rule_lhs[r] as usize];
+                    let g = t.goto_.get(self.top, t.rule_lhs[r]);
                     reductions += 1;
                     if g == NO_GOTO || reductions > MAX_REDUCTIONS_PER_TERMINAL {
                         return Step::Error;
@@ -452,7 +506,6 @@ impl LrParser {
     pub fn consume(&mut self, t: &LrTables, terms: &[TerminalId]) -> Result<()> {
         let mut st = self.stack.clone();
         let nt = t.n_terminals as usize;
-        let nn = t.n_nonterminals as usize;
         let eof = t.n_terminals - 1;
         for (i, &x) in terms.iter().enumerate() {
             if x.0 >= eof {
@@ -469,7 +522,7 @@ impl LrParser {
                     TAG_REDUCE => {
                         let r = (a >> 2) as usize;
                         let ok = st.pop_n(t.rule_len[r] as usize);
-                        let g = t.goto_[st.state() as usize * nn + t.rule_lhs[r] as usize];
+                        let g = t.goto_.get(st.state(), t.rule_lhs[r]);
                         reductions += 1;
                         if !ok || g == NO_GOTO || reductions > MAX_REDUCTIONS_PER_TERMINAL {
                             return Err(err!(Parse, "corrupt LR tables: bad reduction by rule {r}"));
