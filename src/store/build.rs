@@ -436,18 +436,24 @@ impl Walker {
         x: u32,
         sink: &mut dyn Sink,
     ) -> Option<Rc<LoopWalk>> {
-        let Some((sig, order)) = lexeme_loop(cx, l, x, trie.max_depth()) else {
+        // Each exit: the subtree of frontier node `f`, from the lexer state
+        // before its byte (the loop run along the bytes above `f`); `None`
+        // (no loop, or a path that leaves the lexer, which cannot happen as
+        // the signature is the loop's): the plain walk, which is exact.
+        let lw = lexeme_loop(cx, l, x, trie.max_depth()).map(|sig| loop_walks(&sig));
+        let starts: Option<Vec<u32>> = lw.as_ref().and_then(|lw| {
+            let ends = lw.frontier.iter().skip(1).map(|e| e.1 as usize).chain([lw.paths.len()]);
+            lw.frontier.iter().zip(ends).map(|(&(_, p0), p1)| lw.paths[p0 as usize..p1].iter().try_fold(LexStateId(l), |s, &b| cx.lexer.cont(s, b)).map(|s| s.0)).collect()
+        });
+        let (Some(lw), Some(starts)) = (lw, starts) else {
             self.arena.clear();
             self.arena.push((l, x, 0));
             self.walk_range(cx, trie, 1, trie.node_count(), sink);
             return None;
         };
-        let lw = loop_walks(&sig);
-        // Each exit: the subtree of frontier node `f`, from the loop state
-        // before its byte.
-        for &(f, ps) in &lw.frontier {
+        for (&(f, _), &s) in lw.frontier.iter().zip(&starts) {
             self.arena.clear();
-            self.arena.push((order[ps as usize], x, 0));
+            self.arena.push((s, x, 0));
             self.walk_range(cx, trie, f as usize, trie.subtree_end(f) as usize, sink);
             if self.over {
                 break;
@@ -610,7 +616,7 @@ const SIG_HEADER: usize = 257;
 /// so a trie walk from `(l, x)` is a plain DFA run over the lexer states
 /// reachable that way (the loop), until a byte reaches a state where `x`
 /// wins (an exit: from there on the general walk takes over). Returns the
-/// signature and the loop's lexer states (in discovery order); `None` when
+/// signature (of the minimal loop, see [`minimise_loop`]); `None` when
 /// the position has no loop (the start position, a winner, the `%indent`
 /// newline, too many states).
 ///
@@ -619,10 +625,11 @@ const SIG_HEADER: usize = 257;
 /// classes (bytes with equal columns), numbered by their first byte, then
 /// per loop state (discovered breadth-first, bytes in order) per loop class:
 /// the next loop state, [`LOOP_EXIT`] or [`LOOP_DEAD`]. States `horizon`
-/// bytes away (the longest token) have their rows left [`LOOP_DEAD`]: no
-/// token reads them, so a string of at most 512 characters has, at every
-/// count more than `horizon` from the bound, the same signature.
-pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Option<(Vec<u32>, Vec<u32>)> {
+/// bytes away (the longest token) discover no further states (those codes
+/// are [`LOOP_DEAD`]): no token reads their rows, so a string of at most
+/// 512 characters has, at every count more than `horizon` from the bound,
+/// the same signature.
+pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Option<Vec<u32>> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
     if x == NO_TARGET || x == cx.newline || lx.may_win(LexStateId(l), xt) {
@@ -650,15 +657,19 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
         let d = depth[i];
         i += 1;
         for &c in &by_first {
-            let code = if d >= horizon {
-                LOOP_DEAD
-            } else {
+            // Rows of states `horizon` bytes away are never read by a
+            // token: any codes are exact there. They keep those that need
+            // no new state (so that such states can merge with their equals
+            // in [`minimise_loop`]), and are dead elsewhere.
+            let code = {
                 match lx.cont(s, rep[c] as u8) {
                     Some(l2) if lx.can_complete(l2, xt) => {
                         if lx.may_win(l2, xt) {
                             LOOP_EXIT
                         } else if let Some(&k) = index.get(&l2.0) {
                             k
+                        } else if d >= horizon {
+                            LOOP_DEAD
                         } else {
                             if order.len() >= MAX_LOOP_STATES {
                                 return None;
@@ -675,8 +686,11 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
             rows.push(code);
         }
     }
+    if let Some(r2) = minimise_loop(&rows, order.len(), nc) {
+        rows = r2;
+    }
     // The loop's classes: lexer classes (by first byte) with equal columns.
-    let ns = order.len();
+    let ns = rows.len() / nc;
     let mut lclass_of = vec![0u32; nc];
     // Per loop class: its column's hash and its first lexer class (by position).
     let mut lclass_cols: Vec<(u64, usize)> = Vec::new();
@@ -701,7 +715,113 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
     for q in 0..ns {
         sig.extend(lclass_cols.iter().map(|&(_, k)| rows[q * nc + k]));
     }
-    Some((sig, order))
+    Some(sig)
+}
+
+/// Most (state × column) steps [`minimise_loop`] spends refining.
+const MINIMISE_WORK: usize = 1 << 22;
+
+/// The minimal form of a lexeme loop's rows (`ns` rows of `nc` codes, as in
+/// [`lexeme_loop`]): states with the same codes (dead, exit, loop state) per
+/// byte whose loop successors merge too are merged (Moore's refinement) and
+/// renumbered in the same breadth-first discovery order; `None` when no two
+/// states merge (or the refinement ran over [`MINIMISE_WORK`]). The walk of
+/// the minimal loop is the walk of the original (a DFA run over the trie
+/// whose codes are those of the original along every path), so equal loops
+/// share one walk in the vocabulary's cache. Under `LongestAll` or global
+/// lexing a lexer state also tracks the other terminals its lexeme could
+/// still become (the keys and enum literals a string could still spell):
+/// one string body had up to 2,000 lexer states, merged into about 15. Exits
+/// are walked from the lexer state replayed along the exit node's path
+/// ([`LoopWalk::paths`]), not from a loop state.
+fn minimise_loop(rows: &[u32], ns: usize, nc: usize) -> Option<Vec<u32>> {
+    if ns < 2 {
+        return None;
+    }
+    // Distinct columns (equal columns stay equal when merging).
+    let mut cols: Vec<(u64, usize)> = Vec::new();
+    for k in 0..nc {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for q in 0..ns {
+            h = (h ^ rows[q * nc + k] as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        if !cols.iter().any(|&(h2, k2)| h2 == h && (0..ns).all(|q| rows[q * nc + k] == rows[q * nc + k2])) {
+            cols.push((h, k));
+        }
+    }
+    let cols: Vec<usize> = cols.into_iter().map(|c| c.1).collect();
+    // Initial classes: the codes' kinds.
+    let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut cls = vec![0u32; ns];
+    let mut key = Vec::with_capacity(2 * cols.len() + 1);
+    for q in 0..ns {
+        key.clear();
+        for &k in &cols {
+            key.push(match rows[q * nc + k] {
+                LOOP_DEAD => LOOP_DEAD,
+                LOOP_EXIT => LOOP_EXIT,
+                _ => 0,
+            });
+        }
+        let n = ids.len() as u32;
+        cls[q] = *ids.entry(key.clone()).or_insert(n);
+    }
+    let mut n_cls = ids.len();
+    let mut work = 0usize;
+    loop {
+        if n_cls == ns {
+            return None;
+        }
+        work += ns * cols.len();
+        if work > MINIMISE_WORK {
+            return None;
+        }
+        ids.clear();
+        let mut cls2 = vec![0u32; ns];
+        for q in 0..ns {
+            key.clear();
+            key.push(cls[q]);
+            key.extend(cols.iter().filter_map(|&k| {
+                let c = rows[q * nc + k];
+                (c < LOOP_EXIT).then(|| cls[c as usize])
+            }));
+            let n = ids.len() as u32;
+            cls2[q] = *ids.entry(key.clone()).or_insert(n);
+        }
+        cls = cls2;
+        if ids.len() == n_cls {
+            break;
+        }
+        n_cls = ids.len();
+    }
+    // Renumber breadth-first from the start's class, bytes in order.
+    let mut first = vec![u32::MAX; n_cls];
+    for q in (0..ns).rev() {
+        first[cls[q] as usize] = q as u32;
+    }
+    let mut new_of = vec![u32::MAX; n_cls];
+    new_of[cls[0] as usize] = 0;
+    let mut reps = vec![0usize];
+    let mut rows2 = Vec::with_capacity(n_cls * nc);
+    let mut i = 0;
+    while i < reps.len() {
+        let q = reps[i];
+        i += 1;
+        for k in 0..nc {
+            let c = rows[q * nc + k];
+            rows2.push(if c >= LOOP_EXIT {
+                c
+            } else {
+                let m = cls[c as usize] as usize;
+                if new_of[m] == u32::MAX {
+                    new_of[m] = reps.len() as u32;
+                    reps.push(first[m] as usize);
+                }
+                new_of[m]
+            });
+        }
+    }
+    Some(rows2)
 }
 
 /// Run a loop signature over the whole trie (see [`lexeme_loop`]).
@@ -712,7 +832,8 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
     let mut w = LoopWalk::default();
     let mut bits: Vec<u64> = Vec::new();
     let n = trie.node_count();
-    let mut stack: Vec<(usize, u32)> = vec![(n, 0)];
+    // (subtree end, loop state, byte) of the current path's nodes.
+    let mut stack: Vec<(usize, u32, u8)> = vec![(n, 0, 0)];
     let mut i = 1;
     while i < n {
         while i >= stack.last().unwrap().0 {
@@ -724,7 +845,8 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
         match code {
             LOOP_DEAD => i = end,
             LOOP_EXIT => {
-                w.frontier.push((i as u32, ps));
+                w.frontier.push((i as u32, w.paths.len() as u32));
+                w.paths.extend(stack[1..].iter().map(|e| e.2));
                 i = end;
             }
             k => {
@@ -735,7 +857,7 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
                     }
                     bits[wi] |= 1 << bit;
                 }
-                stack.push((end, k));
+                stack.push((end, k, trie.byte(i as u32)));
                 i += 1;
             }
         }
@@ -1038,4 +1160,85 @@ fn context_table(grammar: &IncTables, ctx: &super::streamline::ContextVerdicts, 
         t.class_off.push(n as u32);
     }
     t
+}
+
+#[cfg(test)]
+mod loop_tests {
+    use super::*;
+
+    /// Every position that has a lexeme loop: its entries through the loop
+    /// (the minimal loop's cached walk, each exit walked from the lexer state
+    /// replayed along its path) equal those of the plain trie walk, with the
+    /// real Llama-3 vocabulary, over the schemas of tests/data/schemas and
+    /// schemas with bounded strings (`maxLength`, `{m,n}` in patterns) and
+    /// objects whose free keys must avoid the declared ones (the loops that
+    /// minimising merges most).
+    #[test]
+    fn loop_walks_equal_plain_walks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let vocab = crate::vocab::load::load_tokenizer_file(&root.join("models/llama3/tokenizer.json"), None).unwrap();
+        let pv = Rc::new(PreparedVocab::new(vocab));
+        let mut schemas: Vec<serde_json::Value> = Vec::new();
+        let mut names: Vec<_> = std::fs::read_dir(root.join("tests/data/schemas")).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        for p in names {
+            schemas.push(serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap());
+        }
+        schemas.extend([
+            serde_json::json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 7}, "nick": {"type": "string", "minLength": 2, "maxLength": 40}, "bio": {"type": "string", "maxLength": 300}}, "additionalProperties": {"type": "string", "format": "uri"}}),
+            serde_json::json!({"type": "object", "properties": {"php": {"type": "string"}, "phpunit": {"type": "string", "pattern": "^[0-9]{1,3}\\.[a-z]{2,12}$"}, "ext-json": {"type": "integer"}}, "additionalProperties": {"type": "string"}}),
+            serde_json::json!({"type": "array", "items": {"type": "string", "pattern": "^[A-Za-zé_-]{3,20}$"}, "maxItems": 3}),
+        ]);
+        let opts = crate::constraint::ConstraintOptions::default();
+        let trie = pv.trie();
+        let (mut looped, mut merged) = (0usize, 0usize);
+        for schema in schemas {
+            let (cfg, _) = crate::constraint::to_cfg(&crate::constraint::Constraint::JsonSchema(schema), &opts).unwrap();
+            let (store, _) = compile_lazy(&cfg, pv.clone()).unwrap();
+            let cx = step_ctx(&store.lexer, &store.grammar);
+            let mut w = Walker::default();
+            let mut seqs = SeqInterner::new();
+            let mut n = 0;
+            for q in 0..store.n_positions() {
+                let (l, x) = store.q_parts(q as QId);
+                let Some(sig) = lexeme_loop(cx, l, x, trie.max_depth()) else { continue };
+                n += 1;
+                if n > 60 {
+                    break;
+                }
+                looped += 1;
+                let states = (sig.len() - SIG_HEADER) / sig[0] as usize;
+                let plain_states = {
+                    let mut seen = std::collections::HashSet::from([l]);
+                    let mut todo = vec![LexStateId(l)];
+                    let xt = crate::ids::TerminalId(x);
+                    while let Some(s) = todo.pop() {
+                        for b in 0..=255u8 {
+                            if let Some(l2) = store.lexer.cont(s, b).filter(|&l2| store.lexer.can_complete(l2, xt) && !store.lexer.may_win(l2, xt)) {
+                                if seen.insert(l2.0) {
+                                    todo.push(l2);
+                                }
+                            }
+                        }
+                    }
+                    seen.len()
+                };
+                merged += usize::from(states < plain_states);
+                let mut t = 0;
+                let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
+                let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t);
+                let mut sink = Collect { seqs: &mut seqs, out: HashMap::new(), transitions: 0 };
+                w.arena.clear();
+                w.arena.push((l, x, 0));
+                w.walk_range(cx, trie, 1, trie.node_count(), &mut sink);
+                let Collect { seqs: s2, out, .. } = sink;
+                let mut b = w.finish(cx, s2, out, None);
+                super::super::streamline::merge(&mut b);
+                assert!(!w.over);
+                assert_eq!(a, b, "position ({l}, {x}): loop walk and plain walk differ");
+            }
+        }
+        eprintln!("{looped} loop positions compared, {merged} with merged loop states");
+        assert!(looped > 200 && merged > 20, "{looped} loop positions, {merged} merged");
+    }
 }

@@ -11,12 +11,13 @@ use std::rc::Rc;
 /// The trie walk of a *lexeme loop* (see `store::build`): the tokens whose
 /// bytes all stay inside the loop (as mask words: bit `id & 31` of word
 /// `id >> 5`; the words past the highest such token are left out), and the
-/// trie nodes where the walk leaves the loop, with the loop state before
-/// that node's byte.
+/// trie nodes where the walk leaves the loop, each with the start in `paths`
+/// of the bytes above it (up to the next one's start).
 #[derive(Debug, Default)]
 pub struct LoopWalk {
     pub inside: Vec<u32>,
     pub frontier: Vec<(u32, u32)>,
+    pub paths: Vec<u8>,
 }
 
 impl LoopWalk {
@@ -61,7 +62,7 @@ impl PreparedVocab {
             return w;
         }
         let w = Rc::new(make(&self.trie));
-        let n = sig.len() + w.inside.len() + 2 * w.frontier.len() + 16;
+        let n = sig.len() + w.inside.len() + 2 * w.frontier.len() + w.paths.len() / 4 + 16;
         self.loops.borrow_mut().insert(sig.to_vec(), w.clone(), n);
         w
     }
