@@ -98,26 +98,7 @@ struct Packed {
 impl Packed {
     fn new(mut table: Table) -> Packed {
         let n = table.n_states();
-        // Columns compared in place: by a hash, then element by element.
-        let full = &table.next;
-        let col = |b: usize| (0..n).map(move |s| full[s * 256 + b]);
-        let mut class = [0u8; 256];
-        let mut reps: Vec<usize> = Vec::new();
-        let mut by_hash: crate::hash::FxMap<u64, Vec<u8>> = Default::default();
-        for b in 0..256 {
-            let mut h = crate::hash::Fnv64::new();
-            for x in col(b) {
-                h.write(&x.to_le_bytes());
-            }
-            let same = by_hash.entry(h.finish()).or_default();
-            if let Some(&c) = same.iter().find(|&&c| col(reps[c as usize]).eq(col(b))) {
-                class[b] = c;
-            } else {
-                class[b] = reps.len() as u8; // at most 255: one new class per byte
-                same.push(class[b]);
-                reps.push(b);
-            }
-        }
+        let (class, reps) = own_classes(&table.next, n);
         let width = reps.len();
         let mut next = vec![NONE; n * width];
         for s in 0..n {
@@ -138,6 +119,24 @@ impl Packed {
         }
         Table { start: t.start, next, width: 256, accept: t.accept.clone(), guards: t.guards.clone() }
     }
+}
+
+/// The byte classes of a 256-wide table with `n` states (bytes with equal
+/// columns) and one byte of each class.
+fn own_classes(next: &[u32], n: usize) -> ([u8; 256], Vec<usize>) {
+    let col = |b: usize| (0..n).map(move |s| next[s * 256 + b]);
+    let mut class = [0u8; 256];
+    let mut reps: Vec<usize> = Vec::new();
+    for b in 0..256 {
+        match reps.iter().position(|&r| col(r).eq(col(b))) {
+            Some(c) => class[b] = c as u8,
+            None => {
+                class[b] = reps.len() as u8;
+                reps.push(b);
+            }
+        }
+    }
+    (class, reps)
 }
 
 /// The cached table for `key`, else `make()`'s (kept when it succeeds).
@@ -217,6 +216,7 @@ const MINIMIZE_MAX_BYTES: usize = 512 << 10;
 /// string of up to 128 characters: 312 ms → a few ms), to the minimal table
 /// (regex-automata's can have more states); leftmost-first ones by
 /// regex-automata (the test `minimized_tables` checks both).
+#[inline(never)]
 fn regex_table(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<Table> {
     if kind != MatchKind::All {
         // regex-automata's minimizer keeps states apart that differ only in
@@ -236,6 +236,7 @@ fn regex_table(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<Ta
 
 /// The DFA of `re`, unminimized unless `ra_minimize` (regex-automata's
 /// minimizer: only the tests use it, to check [`Table::minimized`]).
+#[inline(never)]
 fn compile_regex_dfa(re: &str, kind: MatchKind, who: &dyn Fn() -> String, ra_minimize: bool) -> Result<Dfa> {
     // utf8(false): the lookahead markers are bytes that are not UTF-8.
     let hir = regex_syntax::ParserBuilder::new()
@@ -340,16 +341,7 @@ impl Table {
         }
         debug_assert_eq!(self.width, 256);
         // Bytes with equal columns act alike: one representative each.
-        let mut reps: Vec<usize> = Vec::new();
-        {
-            let mut seen: crate::hash::FxMap<Vec<u32>, ()> = Default::default();
-            for b in 0..256 {
-                let col: Vec<u32> = (0..n).map(|s| self.next[s * 256 + b]).collect();
-                if seen.insert(col, ()).is_none() {
-                    reps.push(b);
-                }
-            }
-        }
+        let (_, reps) = own_classes(&self.next, n);
         // Initial blocks: acceptance (and the guard, if any).
         let mut ids: crate::hash::FxMap<Vec<u32>, u32> = Default::default();
         let mut block = vec![0u32; n];
