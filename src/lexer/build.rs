@@ -45,6 +45,8 @@ pub struct BuildStats {
     /// Competing sets (1 for the global modes).
     pub n_modes: usize,
     pub elapsed: Duration,
+    /// Of which compiling the terminal tables (step 1).
+    pub terminal_elapsed: Duration,
 }
 
 use crate::hash::FxMap;
@@ -128,6 +130,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
     }
     // 1. Terminal tables (indexed by terminal id; None = not lexed).
     let mut tables = compile_all(cfg)?;
+    let terminal_elapsed = t0.elapsed();
     let order = Order::new(cfg, &tables);
     // 2. Byte classes: equal columns in every table, whitespace singletons.
     let mut classes = [0u8; 256];
@@ -672,6 +675,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         max_state_width,
         n_modes: modes.len(),
         elapsed: t0.elapsed(),
+        terminal_elapsed,
     };
     Ok((lexer, stats))
 }

@@ -84,18 +84,71 @@ enum CacheKey {
 }
 
 thread_local! {
-    static CACHE: RefCell<Bounded<CacheKey, Rc<Table>>> = RefCell::new(Bounded::new(CACHE_WORDS));
+    static CACHE: RefCell<Bounded<CacheKey, Rc<Packed>>> = RefCell::new(Bounded::new(CACHE_WORDS));
+}
+
+/// A table as the cache keeps it: its columns merged by its own byte
+/// classes (a string of up to 255 characters: 3,573 states × 256 bytes,
+/// about a quarter of the cache, packs into 3,573 × 9 words).
+struct Packed {
+    table: Table,
+    class: [u8; 256],
+}
+
+impl Packed {
+    fn new(mut table: Table) -> Packed {
+        let n = table.n_states();
+        let (class, reps) = own_classes(&table.next, n);
+        let width = reps.len();
+        let mut next = vec![NONE; n * width];
+        for s in 0..n {
+            for b in 0..256 {
+                next[s * width + class[b] as usize] = table.next[s * 256 + b];
+            }
+        }
+        table.next = next;
+        table.width = width;
+        Packed { table, class }
+    }
+
+    fn unpack(&self) -> Table {
+        let t = &self.table;
+        let mut next = Vec::with_capacity(t.n_states() * 256);
+        for s in 0..t.n_states() {
+            next.extend(self.class.iter().map(|&c| t.next[s * t.width + c as usize]));
+        }
+        Table { start: t.start, next, width: 256, accept: t.accept.clone(), guards: t.guards.clone() }
+    }
+}
+
+/// The byte classes of a 256-wide table with `n` states (bytes with equal
+/// columns) and one byte of each class.
+fn own_classes(next: &[u32], n: usize) -> ([u8; 256], Vec<usize>) {
+    let col = |b: usize| (0..n).map(move |s| next[s * 256 + b]);
+    let mut class = [0u8; 256];
+    let mut reps: Vec<usize> = Vec::new();
+    for b in 0..256 {
+        match reps.iter().position(|&r| col(r).eq(col(b))) {
+            Some(c) => class[b] = c as u8,
+            None => {
+                class[b] = reps.len() as u8;
+                reps.push(b);
+            }
+        }
+    }
+    (class, reps)
 }
 
 /// The cached table for `key`, else `make()`'s (kept when it succeeds).
 fn cached(key: CacheKey, make: impl FnOnce() -> Result<Table>) -> Result<Rc<Table>> {
-    if let Some(t) = CACHE.with(|c| c.borrow().get(&key)) {
-        return Ok(t);
+    if let Some(p) = CACHE.with(|c| c.borrow().get(&key)) {
+        return Ok(Rc::new(p.unpack()));
     }
-    let t = Rc::new(make()?);
-    let words = t.next.len() + t.accept.len() / 4 + 16;
-    CACHE.with(|c| c.borrow_mut().insert(key, t.clone(), words));
-    Ok(t)
+    let t = make()?;
+    let p = Packed::new(t.clone());
+    let words = p.table.next.len() + p.table.accept.len() / 4 + 80;
+    CACHE.with(|c| c.borrow_mut().insert(key, Rc::new(p), words));
+    Ok(Rc::new(t))
 }
 
 /// Marker bytes of the lookahead encoding (see the module doc): `M2` (shared)
@@ -149,10 +202,42 @@ impl Dfa {
     }
 }
 
-/// Terminal DFAs up to this size (unminimized) are minimized (see [`compile_regex`]).
+/// Terminal DFAs up to this size (unminimized, as regex-automata counts it)
+/// are minimized (see [`regex_table`]).
 const MINIMIZE_MAX_BYTES: usize = 512 << 10;
 
-fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<Dfa> {
+/// The pruned table of `re` (see [`Table::from_dfa`]), minimized when its
+/// unminimized DFA is small. Minimized only when small: large terminal DFAs
+/// (a string of up to 512 characters: one state per count) are minimal or
+/// nearly so already, and the language, hence every mask, is the same
+/// either way. All-matches regexes (the set terminals of JSON Schemas and
+/// regex constraints) are minimized by [`Table::minimized`], on the pruned
+/// table, at a small fraction of the cost of regex-automata's minimizer (a
+/// string of up to 128 characters: 312 ms → a few ms), to the minimal table
+/// (regex-automata's can have more states); leftmost-first ones by
+/// regex-automata (the test `minimized_tables` checks both).
+#[inline(never)]
+fn regex_table(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<Table> {
+    if kind != MatchKind::All {
+        // regex-automata's minimizer keeps states apart that differ only in
+        // its delayed match flag (`[a-z_][a-z0-9_]*`: 3 states, not 2): the
+        // leftmost-first tables (literals, Lark terminals; small) stay its
+        // own, so stores compiled from Lark grammars stay byte-identical.
+        let d = compile_regex_dfa(re, kind, who, false)?;
+        if d.dfa.memory_usage() > MINIMIZE_MAX_BYTES {
+            return Ok(Table::from_dfa(&d));
+        }
+        return Ok(Table::from_dfa(&compile_regex_dfa(re, kind, who, true)?));
+    }
+    let d = compile_regex_dfa(re, kind, who, false)?;
+    let t = Table::from_dfa(&d);
+    Ok(if d.dfa.memory_usage() <= MINIMIZE_MAX_BYTES { t.minimized() } else { t })
+}
+
+/// The DFA of `re`, unminimized unless `ra_minimize` (regex-automata's
+/// minimizer: only the tests use it, to check [`Table::minimized`]).
+#[inline(never)]
+fn compile_regex_dfa(re: &str, kind: MatchKind, who: &dyn Fn() -> String, ra_minimize: bool) -> Result<Dfa> {
     // utf8(false): the lookahead markers are bytes that are not UTF-8.
     let hir = regex_syntax::ParserBuilder::new()
         .utf8(false)
@@ -171,11 +256,6 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
         .configure(thompson::Config::new().nfa_size_limit(Some(NFA_SIZE_LIMIT)))
         .build_from_hir(&hir)
         .map_err(|e| err!(Regex, "{}: cannot compile regex /{re}/: {e}", who()))?;
-    // Minimized only when small: minimizing costs far more than
-    // determinizing, and large terminal DFAs (a string of up to 512
-    // characters: one state per count) are minimal or nearly so already.
-    // The language, hence every mask, is the same either way. (A small DFA
-    // is determinized twice: the first build only measures it.)
     let build = |minimize: bool| {
         dense::Builder::new()
             .configure(
@@ -189,10 +269,7 @@ fn compile_regex(re: &str, kind: MatchKind, who: &dyn Fn() -> String) -> Result<
             .build_from_nfa(&nfa)
             .map_err(|e| err!(Regex, "{}: cannot build a DFA for /{re}/: {e}", who()))
     };
-    let mut dfa = build(false)?;
-    if dfa.memory_usage() <= MINIMIZE_MAX_BYTES {
-        dfa = build(true)?;
-    }
+    let dfa = build(ra_minimize)?;
     let start = dfa
         .start_state(&start::Config::new().anchored(Anchored::Yes))
         .map_err(|e| err!(Regex, "{}: no anchored start state for /{re}/: {e}", who()))?;
@@ -206,33 +283,149 @@ impl Table {
         let mut order = vec![d.start];
         ids.insert(d.start, 0u32);
         let mut next = Vec::new();
+        // Bytes of one of the DFA's classes go alike: one look-up per class
+        // (ids are still handed out in byte order).
+        let classes = d.dfa.byte_classes();
+        const UNSET: u32 = NONE - 1;
+        let mut by_class = vec![UNSET; classes.alphabet_len()];
         let mut i = 0;
         while i < order.len() {
             let s = order[i];
             i += 1;
+            by_class.fill(UNSET);
             for b in 0..=255u8 {
-                let n = d.dfa.next_state(s, b);
-                if d.dfa.is_dead_state(n) || d.dfa.is_quit_state(n) {
-                    next.push(NONE);
-                    continue;
+                let c = classes.get(b) as usize;
+                if by_class[c] == UNSET {
+                    let n = d.dfa.next_state(s, b);
+                    by_class[c] = if d.dfa.is_dead_state(n) || d.dfa.is_quit_state(n) {
+                        NONE
+                    } else {
+                        let len = order.len() as u32;
+                        *ids.entry(n).or_insert_with(|| {
+                            order.push(n);
+                            len
+                        })
+                    };
                 }
-                let len = order.len() as u32;
-                let id = *ids.entry(n).or_insert_with(|| {
-                    order.push(n);
-                    len
-                });
-                next.push(id);
+                next.push(by_class[c]);
             }
         }
         let accept: Vec<bool> = order.iter().map(|&s| d.accepting_here(s)).collect();
         Table::pruned(0, next, accept)
     }
 
+    /// The table of a case-sensitive literal (not empty): a chain of
+    /// states, the last one accepting. The table its regex compiles to,
+    /// without building a DFA (a schema has a literal per property name).
+    fn literal(text: &[u8]) -> Table {
+        let n = text.len();
+        let mut next = vec![NONE; (n + 1) * 256];
+        for (s, &b) in text.iter().enumerate() {
+            next[s * 256 + b as usize] = s as u32 + 1;
+        }
+        let mut accept = vec![false; n + 1];
+        accept[n] = true;
+        Table { start: 0, next, width: 256, accept, guards: Vec::new() }
+    }
+
+    /// The minimal table of the same language (this table pruned, as
+    /// [`Table::from_dfa`] leaves it): Moore's partition refinement over the
+    /// table's own byte classes, then the blocks numbered in the order a
+    /// breadth-first walk from the start over bytes 0..=255 meets them (the
+    /// order [`Table::from_dfa`] gives, so a table that is minimal already
+    /// comes back unchanged).
+    fn minimized(self) -> Table {
+        let n = self.n_states();
+        if self.start == NONE || n <= 1 {
+            return self;
+        }
+        debug_assert_eq!(self.width, 256);
+        // Bytes with equal columns act alike: one representative each.
+        let (_, reps) = own_classes(&self.next, n);
+        // Initial blocks: acceptance (and the guard, if any).
+        let mut ids: crate::hash::FxMap<Vec<u32>, u32> = Default::default();
+        let mut block = vec![0u32; n];
+        let mut sig: Vec<u32> = Vec::with_capacity(reps.len() + 9);
+        for (s, bl) in block.iter_mut().enumerate() {
+            sig.clear();
+            sig.push(self.accept[s] as u32);
+            if let Some(g) = self.guard(s as u32) {
+                sig.extend(g.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]));
+            }
+            let len = ids.len() as u32;
+            *bl = *ids.entry(sig.clone()).or_insert(len);
+        }
+        let mut n_blocks = ids.len();
+        // Refine until stable: a round's blocks refine the previous ones, so
+        // an unchanged count means no block split.
+        let mut new_block = vec![0u32; n];
+        loop {
+            ids.clear();
+            for s in 0..n {
+                sig.clear();
+                sig.push(block[s]);
+                sig.extend(reps.iter().map(|&b| {
+                    let t = self.next[s * 256 + b];
+                    if t == NONE {
+                        NONE
+                    } else {
+                        block[t as usize]
+                    }
+                }));
+                let len = ids.len() as u32;
+                new_block[s] = *ids.entry(sig.clone()).or_insert(len);
+            }
+            std::mem::swap(&mut block, &mut new_block);
+            if ids.len() == n_blocks {
+                break;
+            }
+            n_blocks = ids.len();
+        }
+        if n_blocks == n {
+            // Minimal already: renumbering would give the same order.
+            return self;
+        }
+        let mut rep_of = vec![0u32; n_blocks];
+        for s in (0..n).rev() {
+            rep_of[block[s] as usize] = s as u32;
+        }
+        let mut id = vec![NONE; n_blocks];
+        let mut order = vec![block[self.start as usize]];
+        id[order[0] as usize] = 0;
+        let mut next = Vec::with_capacity(n_blocks * 256);
+        let mut i = 0;
+        while i < order.len() {
+            let r = rep_of[order[i] as usize] as usize;
+            i += 1;
+            for b in 0..256 {
+                let t = self.next[r * 256 + b];
+                next.push(if t == NONE {
+                    NONE
+                } else {
+                    let bl = block[t as usize] as usize;
+                    if id[bl] == NONE {
+                        id[bl] = order.len() as u32;
+                        order.push(bl as u32);
+                    }
+                    id[bl]
+                });
+            }
+        }
+        let reps_in_order: Vec<u32> = order.iter().map(|&bl| rep_of[bl as usize]).collect();
+        let accept = reps_in_order.iter().map(|&r| self.accept[r as usize]).collect();
+        let guards = reps_in_order
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &r)| self.guard(r).map(|g| (k as u32, *g)))
+            .collect();
+        Table { start: 0, next, width: 256, accept, guards }
+    }
+
     /// The table of a regex with `n` lookaheads in the marker encoding (see
     /// the module doc; `d` is its DFA, `plain` the regex without its
     /// lookaheads): resolves them into rows and guarded accepts, or refuses
     /// a form that is not exact.
-    fn with_lookaheads(d: &Dfa, plain: &str, n: usize, who: &dyn Fn() -> String) -> Result<Table> {
+    fn with_lookaheads(pruned: Table, plain: &str, n: usize, who: &dyn Fn() -> String) -> Result<Table> {
         let refuse = |why: &str| {
             Err(err!(
                 Grammar,
@@ -241,9 +434,8 @@ impl Table {
                 who()
             ))
         };
-        // Pruned first: edges into states that never lead to a match (the
-        // DFA's delayed match states, for one) are no edges.
-        let pruned = Table::from_dfa(d);
+        // Pruned first (`pruned` is): edges into states that never lead to
+        // a match (the DFA's delayed match states, for one) are no edges.
         if pruned.start == NONE {
             return Ok(pruned);
         }
@@ -339,8 +531,8 @@ impl Table {
     /// the same texts, i.e. no preferred match ever cuts a thread that would
     /// match later: then Python's matches come longest first.
     fn prefers_longest(re: &str, who: &dyn Fn() -> String) -> Result<bool> {
-        let a = Table::from_dfa(&compile_regex(re, MatchKind::LeftmostFirst, who)?);
-        let b = Table::from_dfa(&compile_regex(re, MatchKind::All, who)?);
+        let a = regex_table(re, MatchKind::LeftmostFirst, who)?;
+        let b = regex_table(re, MatchKind::All, who)?;
         let acc = |t: &Table, s: u32| s != NONE && t.accept[s as usize];
         let step = |t: &Table, s: u32, c: usize| if s == NONE { NONE } else { t.next[s as usize * 256 + c] };
         let mut seen = std::collections::HashSet::new();
@@ -615,6 +807,14 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
     let who = || describe(def);
     match &def.pattern {
         TerminalPattern::Declared => Ok(None),
+        TerminalPattern::Literal { text, case_insensitive: false, regex } if !text.is_empty() => {
+            let t = Table::literal(text.as_bytes());
+            debug_assert!(
+                regex_table(regex, MatchKind::LeftmostFirst, &who).is_ok_and(|r| r.next == t.next && r.accept == t.accept),
+                "the literal table of {text:?} is its regex's"
+            );
+            Ok(Some(t))
+        }
         TerminalPattern::Literal { .. } | TerminalPattern::Regex { .. } => {
             let Some(regex) = encoded_regex(&def.pattern) else { unreachable!() };
             let (plain, n_la) = match &def.pattern {
@@ -630,14 +830,14 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
             };
             let regex = regex.as_ref();
             let t = cached(CacheKey::Regex(regex.to_string(), false), || {
-                let d = compile_regex(regex, MatchKind::LeftmostFirst, &who)?;
-                let t = if n_la == 0 { Table::from_dfa(&d) } else { Table::with_lookaheads(&d, plain, n_la, &who)? };
+                let t = regex_table(regex, MatchKind::LeftmostFirst, &who)?;
+                let t = if n_la == 0 { t } else { Table::with_lookaheads(t, plain, n_la, &who)? };
                 if t.start != NONE && t.accept[t.start as usize] {
                     return Err(err!(Grammar, "{}: regex /{regex}/ matches the empty string", who()));
                 }
                 Ok(t)
             })?;
-            Ok(Some((*t).clone()))
+            Ok(Some(Rc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
         }
         TerminalPattern::Set { all, none } => {
             if all.is_empty() {
@@ -648,14 +848,14 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
                     rs.iter()
                         .map(|r| {
                             cached(CacheKey::Regex(r.clone(), true), || {
-                                compile_regex(r, MatchKind::All, &who).map(|d| Table::from_dfa(&d))
+                                regex_table(r, MatchKind::All, &who)
                             })
                         })
                         .collect()
                 };
                 Table::product(&tables(all)?, &tables(none)?, &who)
             })?;
-            Ok(Some((*t).clone()))
+            Ok(Some(Rc::try_unwrap(t).unwrap_or_else(|t| (*t).clone())))
         }
     }
 }
@@ -733,5 +933,62 @@ mod tests {
         );
         let bad = TerminalPattern::Regex { regex: "ab".into(), lookaheads: vec![la(1, "x")] };
         assert_eq!(encoded_regex(&bad).unwrap(), "ab");
+    }
+
+    /// [`Table::minimized`] (all-matches regexes): the language of
+    /// regex-automata's minimized DFA in at most as many states, and a fixed
+    /// point; literal chains are their regex's tables.
+    #[test]
+    fn minimized_tables() {
+        let who = || "test".to_string();
+        let res = [
+            r"[a-z_][a-z0-9_]*",
+            r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+\-]?[0-9]+)?",
+            r#""(?:[^"\\\x00-\x1f]|\\["\\bfnrt]|\\u00(?:0[0-7bef]|1[0-9a-f])){0,32}""#,
+            r#"(?:null|true|false|"(?:[^"\\]|\\.)*")"#,
+            r"(?:0|-?[1-9][0-9]*)",
+            r"(?:[1-9][0-9]{1,}|[2-9]|1)",
+            r"[ \t\n\r]{0,16}:[ \t\n\r]{0,16}",
+            r"(?:ab|abc|abcd)",
+            r"a*?b",
+            r"(?:\x22ver\x22|\x22host\x22|\x22rec\x22|\x22id\x22)",
+            r"[^\n]*",
+            r"(?i:select|from)",
+            r"\p{L}+",
+        ];
+        let equal_language = |a: &Table, b: &Table| {
+            let acc = |t: &Table, s: u32| s != NONE && t.accept[s as usize];
+            let step = |t: &Table, s: u32, c: usize| if s == NONE { NONE } else { t.next[s as usize * 256 + c] };
+            let mut seen = std::collections::HashSet::new();
+            let mut stack = vec![(a.start, b.start)];
+            while let Some((x, y)) = stack.pop() {
+                if (x == NONE && y == NONE) || !seen.insert((x, y)) {
+                    continue;
+                }
+                if acc(a, x) != acc(b, y) || (x == NONE) != (y == NONE) {
+                    return false;
+                }
+                stack.extend((0..256).map(|c| (step(a, x, c), step(b, y, c))));
+            }
+            true
+        };
+        let mut fewer = 0;
+        for re in res {
+            let ours = regex_table(re, MatchKind::All, &who).unwrap();
+            let ra = Table::from_dfa(&compile_regex_dfa(re, MatchKind::All, &who, true).unwrap());
+            assert!(ours.n_states() <= ra.n_states(), "/{re}/");
+            assert!(equal_language(&ours, &ra), "/{re}/");
+            fewer += (ours.n_states() < ra.n_states()) as usize;
+            // Minimal: minimizing again changes nothing.
+            let again = ours.clone().minimized();
+            assert_eq!((again.start, &again.next, &again.accept), (ours.start, &ours.next, &ours.accept), "/{re}/");
+        }
+        assert!(fewer > 0, "regex-automata's tables are larger for some (delayed match states)");
+        // Literals: the chain is the regex's table.
+        for text in ["{", "\"ver\"", "naïve", "a.b*c", "\u{10ffff}x"] {
+            let ra = Table::from_dfa(&compile_regex_dfa(&regex_syntax::escape(text), MatchKind::LeftmostFirst, &who, true).unwrap());
+            let ours = Table::literal(text.as_bytes());
+            assert_eq!((ours.start, &ours.next, &ours.accept), (ra.start, &ra.next, &ra.accept), "{text:?}");
+        }
     }
 }

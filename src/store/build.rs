@@ -198,13 +198,20 @@ fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMu
         stats.n_modes,
         rep.ms_lexer
     ));
+    let grammar = inc_tables(cfg, tables, &lexer);
+    Ok((lexer, grammar))
+}
+
+/// The parser tables of a store: `tables` with `cfg`'s indentation rules and
+/// the lexer's contextual modes.
+fn inc_tables(cfg: &Cfg, tables: crate::parser::LrTables, lexer: &Lexer) -> IncTables {
     let n_terms = cfg.terminals.len() as u32;
     let indent = cfg.indent.as_ref().map(|c| IndentRules::from_config(c, cfg.terminals.len()));
     let mut grammar = IncTables::new(tables, indent, n_terms);
     if let Some(c) = lexer.contextual() {
         grammar = grammar.with_modes(c.state_mode.clone(), c.n_modes);
     }
-    Ok((lexer, grammar))
+    grammar
 }
 
 /// Compile a grammar for a prepared vocabulary, unstreamlined and lazy: the
@@ -218,9 +225,22 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
         ..Default::default()
     };
     let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, &mut |_| {})?;
+    let store = lazy_store(cfg, lexer, grammar, pv);
+    rep.positions = store.q_target.len();
+    Ok((store, rep))
+}
+
+/// [`compile_lazy`] from tables already built: `lr` must be `cfg`'s LALR(1)
+/// tables and `lexer` `cfg`'s lexer automaton built with them
+/// ([`crate::lexer::build_for`]).
+pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> MaskStore {
+    let grammar = inc_tables(cfg, lr, &lexer);
+    lazy_store(cfg, lexer, grammar, pv)
+}
+
+fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>) -> MaskStore {
     let (q_base, q_target) = positions(&lexer);
     let nq = q_target.len();
-    rep.positions = nq;
     let info = StoreInfo {
         terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
         grammar_fingerprint: grammar_fingerprint(cfg),
@@ -237,7 +257,7 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
         transitions: 0,
         first_visit_budget: FIRST_VISIT_BUDGET,
     };
-    let store = MaskStore {
+    MaskStore {
         lexer,
         grammar,
         vocab: pv.vocab_rc().clone(),
@@ -246,8 +266,7 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
         q_target,
         tables: RefCell::new(Assembler::tables(nq, pv.vocab().len() as u32)),
         lazy: Some(RefCell::new(lazy)),
-    };
-    Ok((store, rep))
+    }
 }
 
 /// A stable hash of the normalized grammar (terminals, patterns, rules).
