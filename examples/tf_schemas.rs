@@ -6,6 +6,10 @@
 //! ```text
 //! cargo run --release --example tf_schemas -- out/schemas-corpus [models/llama3/tokenizer.json] [NAME_FILTER]
 //! ```
+//!
+//! `TF_FLEXIBLE=16` compiles with `--whitespace flexible:16` (the
+//! transformers.js processor's default) instead of the default policy;
+//! `TF_SLOW_US=N` prints each mask over N µs with its schema and step.
 
 use grammask::constraint::{to_cfg, Constraint, ConstraintOptions};
 use grammask::matcher::Matcher;
@@ -18,6 +22,11 @@ fn main() {
     let corpus = args.next().unwrap_or_else(|| "out/schemas-corpus".into());
     let tk = args.next().unwrap_or_else(|| "models/llama3/tokenizer.json".into());
     let filter = args.next().unwrap_or_default();
+    let mut opts = ConstraintOptions::default();
+    if let Some(n) = std::env::var("TF_FLEXIBLE").ok().and_then(|v| v.parse().ok()) {
+        opts.whitespace = grammask::frontend::schema::Whitespace::Flexible { max_run: n };
+    }
+    let slow_us: f64 = std::env::var("TF_SLOW_US").ok().and_then(|v| v.parse().ok()).unwrap_or(f64::INFINITY);
     let vocab = grammask::vocab::load::load_tokenizer_file(std::path::Path::new(&tk), None).expect("tokenizer");
     let pv = Rc::new(PreparedVocab::new(vocab));
     let mut names: Vec<_> = std::fs::read_dir(format!("{corpus}/ids")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| !n.starts_with('_') && n.contains(&filter)).collect();
@@ -28,7 +37,7 @@ fn main() {
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{corpus}/{name}")).unwrap()).unwrap();
         let ids: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{corpus}/ids/{name}")).unwrap()).unwrap();
         let t0 = Instant::now();
-        let Ok((cfg, _)) = to_cfg(&Constraint::JsonSchema(doc["schema"].clone()), &ConstraintOptions::default()) else { continue };
+        let Ok((cfg, _)) = to_cfg(&Constraint::JsonSchema(doc["schema"].clone()), &opts) else { continue };
         let Ok((store, _)) = grammask::store::build::compile_lazy(&cfg, pv.clone()) else { continue };
         let store = Rc::new(store);
         let mut mask = vec![0u32; store.mask_words()];
@@ -43,6 +52,9 @@ fn main() {
                 m.fill_mask(&mut mask).unwrap();
                 let us = a.elapsed().as_secs_f64() * 1e6;
                 masks.push(us);
+                if us > slow_us {
+                    println!("slow {us:.0} us  {name} step {i}");
+                }
                 worst.push((us, name.clone(), k));
                 k += 1;
                 if i == toks.len() || mask[toks[i] as usize >> 5] >> (toks[i] & 31) & 1 == 0 {

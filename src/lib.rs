@@ -87,7 +87,7 @@
 //! examples and the fuzz targets reach into the engine through them (parse a
 //! Lark file alone, build LALR tables, run the reference lexer and recognizer,
 //! check the schema oracle). Everything else a user needs is re-exported here;
-//! `hash`, `cache`, `regex` and `time` are crate-private.
+//! `hash`, `sort`, `cache`, `regex` and `time` are crate-private.
 
 pub mod error;
 #[cfg(feature = "compiler")]

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("limits", 0),
     ("ids", 1),
     ("hash", 1),
+    ("sort", 1),
     ("cache", 1),
     ("time", 1),
     ("grammar", 2),
