@@ -26,7 +26,7 @@ use crate::vocab::prepared::LoopWalk;
 use crate::vocab::{PreparedVocab, Vocab};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::collections::HashMap;
+type HashMap<K, V> = crate::hash::FxMap<K, V>;
 use crate::time::Instant;
 
 /// Options of `grammask compile`.
@@ -74,7 +74,7 @@ pub(crate) struct SeqInterner {
 
 impl SeqInterner {
     pub fn new() -> Self {
-        SeqInterner { map: HashMap::new(), nodes: vec![(NONE, NONE)] }
+        SeqInterner { map: HashMap::default(), nodes: vec![(NONE, NONE)] }
     }
     pub fn push(&mut self, parent: u32, sym: u32) -> u32 {
         let n = self.nodes.len() as u32;
@@ -336,7 +336,7 @@ fn walk_all(lexer: &Lexer, grammar: &IncTables, trie: &TokenTrie, progress: &mut
     // its own walker, sequence interner and lexeme-loop cache. The result
     // does not depend on the number of threads.
     type LoopCache = HashMap<Vec<u32>, Rc<LoopWalk>>;
-    let init = || (Walker::default(), SeqInterner::new(), LoopCache::new());
+    let init = || (Walker::default(), SeqInterner::new(), LoopCache::default());
     let walk_one = |(w, seqs, loops): &mut (Walker, SeqInterner, LoopCache), q: usize| {
         let mut lw = |sig: &[u32]| loops.entry(sig.to_vec()).or_insert_with(|| Rc::new(loop_walk(trie, sig))).clone();
         let mut transitions = 0u64;
@@ -430,7 +430,7 @@ impl Walker {
         x: u32,
         transitions: &mut u64,
     ) -> Entries {
-        let mut sink = Collect { seqs, out: HashMap::new(), transitions: 0 };
+        let mut sink = Collect { seqs, out: HashMap::default(), transitions: 0 };
         let lw = self.walk_position(cx, trie, loop_walks, l, x, &mut sink);
         *transitions += sink.transitions;
         if self.over {
@@ -667,7 +667,7 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
     }
     let mut order = vec![l];
     let mut depth = vec![0usize];
-    let mut index: HashMap<u32, u32> = HashMap::from([(l, 0)]);
+    let mut index: HashMap<u32, u32> = HashMap::from_iter([(l, 0)]);
     // Rows over the lexer's classes (in `by_first` order), then re-keyed.
     let mut rows: Vec<u32> = Vec::with_capacity(4 * nc);
     let mut i = 0;
@@ -754,6 +754,12 @@ const MINIMISE_WORK: usize = 1 << 22;
 /// are walked from the lexer state replayed along the exit node's path
 /// ([`LoopWalk::paths`]), not from a loop state.
 fn minimise_loop(rows: &[u32], ns: usize, nc: usize) -> Option<Vec<u32>> {
+    minimise_loop_with(rows, ns, nc, true)
+}
+
+/// [`minimise_loop`], with heights in the initial partition or not (the
+/// result is the same; tests compare the two).
+fn minimise_loop_with(rows: &[u32], ns: usize, nc: usize, heights: bool) -> Option<Vec<u32>> {
     if ns < 2 {
         return None;
     }
@@ -769,12 +775,17 @@ fn minimise_loop(rows: &[u32], ns: usize, nc: usize) -> Option<Vec<u32>> {
         }
     }
     let cols: Vec<usize> = cols.into_iter().map(|c| c.1).collect();
-    // Initial classes: the codes' kinds.
-    let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+    let height = if heights { loop_heights(rows, ns, &cols, nc) } else { vec![0; ns] };
+    // Initial classes: the codes' kinds and the height (equal states have
+    // equal heights, so the final partition is the same; a counted body,
+    // `{0,80}`, is a chain of states that all differ in height, and is
+    // found minimal before any round instead of after one round per count).
+    let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
     let mut cls = vec![0u32; ns];
     let mut key = Vec::with_capacity(2 * cols.len() + 1);
     for q in 0..ns {
         key.clear();
+        key.push(height[q]);
         for &k in &cols {
             key.push(match rows[q * nc + k] {
                 LOOP_DEAD => LOOP_DEAD,
@@ -841,6 +852,47 @@ fn minimise_loop(rows: &[u32], ns: usize, nc: usize) -> Option<Vec<u32>> {
         }
     }
     Some(rows2)
+}
+
+/// Per loop state, the most bytes a run from it can read without leaving
+/// the loop's states (`u32::MAX` when it can reach a cycle): a property of
+/// the state's language, so equal states have equal heights. Longest paths
+/// by peeling states whose loop successors are all done (Kahn's order).
+fn loop_heights(rows: &[u32], ns: usize, cols: &[usize], nc: usize) -> Vec<u32> {
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); ns];
+    let mut left = vec![0u32; ns]; // loop successors (with repeats) not done yet
+    for q in 0..ns {
+        for &k in cols {
+            let c = rows[q * nc + k];
+            if c < LOOP_EXIT {
+                preds[c as usize].push(q as u32);
+                left[q] += 1;
+            }
+        }
+    }
+    let mut height = vec![u32::MAX; ns];
+    let mut done: Vec<u32> = (0..ns as u32).filter(|&q| left[q as usize] == 0).collect();
+    for &q in &done {
+        height[q as usize] = 0;
+    }
+    let mut i = 0;
+    while i < done.len() {
+        let q = done[i] as usize;
+        i += 1;
+        for &p in &preds[q] {
+            let p = p as usize;
+            left[p] -= 1;
+            if left[p] == 0 {
+                // Every successor is done: the longest is one more.
+                height[p] = cols.iter().filter_map(|&k| {
+                    let c = rows[p * nc + k];
+                    (c < LOOP_EXIT).then(|| height[c as usize])
+                }).max().map_or(0, |h| h + 1);
+                done.push(p as u32);
+            }
+        }
+    }
+    height
 }
 
 /// Run a loop signature over the whole trie (see [`lexeme_loop`]).
@@ -1185,6 +1237,36 @@ fn context_table(grammar: &IncTables, ctx: &super::streamline::ContextVerdicts, 
 mod loop_tests {
     use super::*;
 
+    /// Heights in the initial partition change no minimal loop: random loop
+    /// tables (chains, cycles, exits and dead codes mixed) minimise to the
+    /// same rows with and without them, and a counted chain is found
+    /// minimal with them.
+    #[test]
+    fn heights_change_no_minimal_loop() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config { cases: 2000, ..Config::default() });
+        let table = (1usize..24, 1usize..5).prop_flat_map(|(ns, nc)| {
+            let code = prop_oneof![3 => 0..ns as u32, 1 => Just(LOOP_EXIT), 1 => Just(LOOP_DEAD)];
+            (Just(ns), Just(nc), proptest::collection::vec(code, ns * nc))
+        });
+        runner
+            .run(&table, |(ns, nc, rows)| {
+                prop_assert_eq!(minimise_loop_with(&rows, ns, nc, true), minimise_loop_with(&rows, ns, nc, false));
+                Ok(())
+            })
+            .unwrap();
+        // A body of at most 200 characters (class 0: a character, class 1:
+        // the closing quote): state i reads one more character up to 200.
+        let n = 201;
+        let mut rows = Vec::new();
+        for i in 0..n {
+            rows.extend([if i + 1 < n { i as u32 + 1 } else { LOOP_DEAD }, LOOP_EXIT]);
+        }
+        assert_eq!(loop_heights(&rows, n, &[0, 1], 2)[0], 200);
+        assert_eq!(minimise_loop(&rows, n, 2), None);
+    }
+
     /// Every position that has a lexeme loop: its entries through the loop
     /// (the minimal loop's cached walk, each exit walked from the lexer state
     /// replayed along its path) equal those of the plain trie walk, with the
@@ -1246,7 +1328,7 @@ mod loop_tests {
                 let mut t = 0;
                 let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
                 let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t);
-                let mut sink = Collect { seqs: &mut seqs, out: HashMap::new(), transitions: 0 };
+                let mut sink = Collect { seqs: &mut seqs, out: HashMap::default(), transitions: 0 };
                 w.arena.clear();
                 w.arena.push((l, x, 0));
                 w.walk_range(cx, trie, 1, trie.node_count(), &mut sink);

@@ -27,7 +27,7 @@ use crate::parser::alphabet::Sym;
 use crate::parser::incremental::{IncCursor, IncParser, IncTables};
 use crate::vocab::trie::TokenTrie;
 use crate::vocab::PreparedVocab;
-use std::collections::HashMap;
+type HashMap<K, V> = crate::hash::FxMap<K, V>;
 
 /// The symbol sequences of one configuration's walk, interned as a trie
 /// (id 0 = `()`), each with its parser verdict; the mask being filled.
@@ -114,7 +114,7 @@ pub(crate) fn mask_into(
     }
     let cx = step_ctx(&store.lexer, g);
     let (l, x) = store.q_parts(q);
-    let mut sink = Verdicts { g, map: HashMap::new(), node: vec![(0, 0)], verdict: vec![(0, 0)], cursors: vec![base], out };
+    let mut sink = Verdicts { g, map: HashMap::default(), node: vec![(0, 0)], verdict: vec![(0, 0)], cursors: vec![base], out };
     let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
     if let Some(lw) = walker.walk_position(cx, pv.trie(), &mut lw, l, x, &mut sink) {
         for (o, &m) in sink.out.iter_mut().zip(&lw.inside) {

@@ -459,12 +459,14 @@ fn list16(ids: impl Iterator<Item = u32> + Clone, nb: usize) -> Vec<u32> {
 }
 
 /// Builds a deduplicated [`TokenSets`] pool.
+#[cfg(feature = "compiler")]
 #[derive(Default)]
 pub struct SetsBuilder {
     sets: TokenSets,
-    dedup: std::collections::HashMap<Vec<u32>, u32>,
+    dedup: crate::hash::FxMap<Vec<u32>, u32>,
 }
 
+#[cfg(feature = "compiler")]
 impl SetsBuilder {
     pub fn new(vocab_len: u32) -> Self {
         SetsBuilder {
@@ -487,7 +489,8 @@ impl SetsBuilder {
 
 /// Add a set to `sets` unless `dedup` already knows it (see [`SetsBuilder`]);
 /// used directly by stores that grow after construction.
-pub fn add_dedup(sets: &mut TokenSets, dedup: &mut std::collections::HashMap<Vec<u32>, u32>, ids: &[u32]) -> u32 {
+#[cfg(feature = "compiler")]
+pub(crate) fn add_dedup(sets: &mut TokenSets, dedup: &mut crate::hash::FxMap<Vec<u32>, u32>, ids: &[u32]) -> u32 {
     if let Some(&i) = dedup.get(ids) {
         return i;
     }
