@@ -459,7 +459,7 @@ impl Walker {
         // before its byte (the loop run along the bytes above `f`); `None`
         // (no loop, or a path that leaves the lexer, which cannot happen as
         // the signature is the loop's): the plain walk, which is exact.
-        let lw = lexeme_loop(cx, l, x, trie.max_depth()).map(|sig| loop_walks(&sig));
+        let lw = lexeme_loop(cx, l, x, trie.cut_depth()).map(|sig| loop_walks(&sig));
         let starts: Option<Vec<u32>> = lw.as_ref().and_then(|lw| {
             let ends = lw.frontier.iter().skip(1).map(|e| e.1 as usize).chain([lw.paths.len()]);
             lw.frontier.iter().zip(ends).map(|(&(_, p0), p1)| lw.paths[p0 as usize..p1].iter().try_fold(LexStateId(l), |s, &b| cx.lexer.cont(s, b)).map(|s| s.0)).collect()
@@ -626,8 +626,9 @@ const LOOP_DEAD: u32 = u32::MAX;
 const LOOP_EXIT: u32 = u32::MAX - 1;
 /// Most lexer states of a lexeme loop taken through the loop cache.
 const MAX_LOOP_STATES: usize = 2048;
-/// A signature starts with the number of byte classes and the class of every byte.
-const SIG_HEADER: usize = 257;
+/// A signature starts with the number of byte classes, the class of every
+/// byte and the cut (0: none).
+const SIG_HEADER: usize = 258;
 
 /// The *lexeme loop* of position `(l, x)`: while the lexeme in progress
 /// cannot end as `x` (`x` is not a winner), [`walk::step`] has exactly one
@@ -644,10 +645,14 @@ const SIG_HEADER: usize = 257;
 /// classes (bytes with equal columns), numbered by their first byte, then
 /// per loop state (discovered breadth-first, bytes in order) per loop class:
 /// the next loop state, [`LOOP_EXIT`] or [`LOOP_DEAD`]. States `horizon`
-/// bytes away (the longest token) discover no further states (those codes
-/// are [`LOOP_DEAD`]): no token reads their rows, so a string of at most
-/// 512 characters has, at every count more than `horizon` from the bound,
-/// the same signature.
+/// bytes away (the trie's cut depth) discover no further states (those
+/// codes are [`LOOP_DEAD`]), and when that happened the signature records
+/// the cut: its walk stops at nodes deeper than the cut and hands them to
+/// the general walk as exits ([`loop_walk`]), so no row past the cut is
+/// ever read. A string of at most 80 characters thus has the same
+/// signature at every count more than the cut from its bound, and its
+/// steps share one cached walk; only the few tokens longer than the cut
+/// are walked per position.
 pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Option<Vec<u32>> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
@@ -670,6 +675,7 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
     let mut index: HashMap<u32, u32> = HashMap::from_iter([(l, 0)]);
     // Rows over the lexer's classes (in `by_first` order), then re-keyed.
     let mut rows: Vec<u32> = Vec::with_capacity(4 * nc);
+    let mut cut = false;
     let mut i = 0;
     while i < order.len() {
         let s = LexStateId(order[i]);
@@ -688,6 +694,7 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
                         } else if let Some(&k) = index.get(&l2.0) {
                             k
                         } else if d >= horizon {
+                            cut = true;
                             LOOP_DEAD
                         } else {
                             if order.len() >= MAX_LOOP_STATES {
@@ -731,6 +738,7 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
     let mut sig = Vec::with_capacity(SIG_HEADER + ns * nlc);
     sig.push(nlc as u32);
     sig.extend((0..=255u8).map(|b| lclass_of[lx.class(b) as usize]));
+    sig.push(if cut { horizon as u32 } else { 0 });
     for q in 0..ns {
         sig.extend(lclass_cols.iter().map(|&(_, k)| rows[q * nc + k]));
     }
@@ -898,7 +906,12 @@ fn loop_heights(rows: &[u32], ns: usize, cols: &[usize], nc: usize) -> Vec<u32> 
 /// Run a loop signature over the whole trie (see [`lexeme_loop`]).
 pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
     let nc = sig[0] as usize;
-    let class = &sig[1..SIG_HEADER];
+    let class = &sig[1..SIG_HEADER - 1];
+    // Nodes deeper than the cut (`usize::MAX`: none) are exits.
+    let cut = match sig[SIG_HEADER - 1] as usize {
+        0 => usize::MAX,
+        d => d,
+    };
     let rows = &sig[SIG_HEADER..];
     let mut w = LoopWalk::default();
     let mut bits: Vec<u64> = Vec::new();
@@ -911,7 +924,7 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
             stack.pop();
         }
         let ps = stack.last().unwrap().1;
-        let code = rows[ps as usize * nc + class[trie.byte(i as u32) as usize] as usize];
+        let code = if stack.len() > cut { LOOP_EXIT } else { rows[ps as usize * nc + class[trie.byte(i as u32) as usize] as usize] };
         let end = trie.subtree_end(i as u32) as usize;
         match code {
             LOOP_DEAD => i = end,
@@ -1292,7 +1305,7 @@ mod loop_tests {
         ]);
         let opts = crate::constraint::ConstraintOptions::default();
         let trie = pv.trie();
-        let (mut looped, mut merged) = (0usize, 0usize);
+        let (mut looped, mut merged, mut cut) = (0usize, 0usize, 0usize);
         for schema in schemas {
             let (cfg, _) = crate::constraint::to_cfg(&crate::constraint::Constraint::JsonSchema(schema), &opts).unwrap();
             let (store, _) = compile_lazy(&cfg, pv.clone()).unwrap();
@@ -1302,12 +1315,13 @@ mod loop_tests {
             let mut n = 0;
             for q in 0..store.n_positions() {
                 let (l, x) = store.q_parts(q as QId);
-                let Some(sig) = lexeme_loop(cx, l, x, trie.max_depth()) else { continue };
+                let Some(sig) = lexeme_loop(cx, l, x, trie.cut_depth()) else { continue };
                 n += 1;
                 if n > 60 {
                     break;
                 }
                 looped += 1;
+                cut += usize::from(sig[SIG_HEADER - 1] != 0);
                 let states = (sig.len() - SIG_HEADER) / sig[0] as usize;
                 let plain_states = {
                     let mut seen = std::collections::HashSet::from([l]);
@@ -1339,7 +1353,7 @@ mod loop_tests {
                 assert_eq!(a, b, "position ({l}, {x}): loop walk and plain walk differ");
             }
         }
-        eprintln!("{looped} loop positions compared, {merged} with merged loop states");
-        assert!(looped > 200 && merged > 20, "{looped} loop positions, {merged} merged");
+        eprintln!("{looped} loop positions compared, {merged} with merged loop states, {cut} cut");
+        assert!(looped > 200 && merged > 20 && cut > 20, "{looped} loop positions, {merged} merged, {cut} cut");
     }
 }

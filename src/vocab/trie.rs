@@ -76,6 +76,7 @@ pub struct TokenTrie {
     tok_start: Vec<u32>,
     ids: Vec<TokenId>,
     max_depth: usize,
+    cut_depth: usize,
 }
 
 impl TokenTrie {
@@ -97,6 +98,7 @@ impl TokenTrie {
         let mut path: Vec<u32> = Vec::new();
         let mut prev: &[u8] = &[];
         let mut max_depth = 0;
+        let mut at_depth: Vec<usize> = vec![0]; // nodes per depth
         for &t in &toks {
             let b = vocab.token_bytes(t);
             let common = b.iter().zip(prev).take_while(|(x, y)| x == y).count();
@@ -108,6 +110,10 @@ impl TokenTrie {
             for &byte in &b[common..] {
                 path.push(nodes.len() as u32);
                 nodes.push(Node { subtree_end: 0, token: NONE, byte });
+                if at_depth.len() <= path.len() {
+                    at_depth.push(0);
+                }
+                at_depth[path.len()] += 1;
                 tok_start.push(ids.len() as u32);
             }
             let last = *path.last().expect("token bytes are non-empty") as usize;
@@ -124,7 +130,19 @@ impl TokenTrie {
         }
         nodes[0].subtree_end = end;
         tok_start.push(ids.len() as u32);
-        TokenTrie { nodes, tok_start, ids, max_depth }
+        // The cut: the least depth (at least 8) below which at most
+        // max(1024, 1/128 of the nodes) lie.
+        let few = (nodes.len() / 128).max(1024);
+        let mut deeper = nodes.len() - 1;
+        let mut cut_depth = max_depth;
+        for (d, &n) in at_depth.iter().enumerate().skip(1) {
+            deeper -= n;
+            if d >= 8 && deeper <= few {
+                cut_depth = d;
+                break;
+            }
+        }
+        TokenTrie { nodes, tok_start, ids, max_depth, cut_depth }
     }
 
     /// The root node (index 0).
@@ -149,6 +167,17 @@ impl TokenTrie {
     #[inline]
     pub fn max_depth(&self) -> usize {
         self.max_depth
+    }
+
+    /// A depth below which few nodes lie (at most 1/128 of them, or 1,024;
+    /// at least 8): lexeme-loop walks are cached up to it and the deeper
+    /// nodes are walked per position (see `store::build::lexeme_loop`), so
+    /// that a counted body looks the same at every count more than this
+    /// many bytes from its bound. The longest tokens are long (81 bytes in
+    /// SmolLM2, 128 in Llama-3) but few.
+    #[inline]
+    pub fn cut_depth(&self) -> usize {
+        self.cut_depth
     }
 
     /// Edge byte of `node` (0 for the root). Panics if `node` is out of range
