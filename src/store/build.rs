@@ -459,7 +459,7 @@ impl Walker {
         // before its byte (the loop run along the bytes above `f`); `None`
         // (no loop, or a path that leaves the lexer, which cannot happen as
         // the signature is the loop's): the plain walk, which is exact.
-        let lw = lexeme_loop(cx, l, x, trie.cut_depth()).map(|sig| loop_walks(&sig));
+        let lw = lexeme_loop(cx, l, x, trie).map(|sig| loop_walks(&sig));
         let starts: Option<Vec<u32>> = lw.as_ref().and_then(|lw| {
             let ends = lw.frontier.iter().skip(1).map(|e| e.1 as usize).chain([lw.paths.len()]);
             lw.frontier.iter().zip(ends).map(|(&(_, p0), p1)| lw.paths[p0 as usize..p1].iter().try_fold(LexStateId(l), |s, &b| cx.lexer.cont(s, b)).map(|s| s.0)).collect()
@@ -652,8 +652,21 @@ const SIG_HEADER: usize = 258;
 /// ever read. A string of at most 80 characters thus has the same
 /// signature at every count more than the cut from its bound, and its
 /// steps share one cached walk; only the few tokens longer than the cut
-/// are walked per position.
-pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Option<Vec<u32>> {
+/// are walked per position. Only acyclic loops are cut (counted bodies): a
+/// loop that can cycle (an unbounded body, keys tracked under `LongestAll`)
+/// takes the longest token as its horizon, as its walk is shared anyway
+/// and its exits can be costly to walk per position.
+pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, trie: &TokenTrie) -> Option<Vec<u32>> {
+    let max = trie.max_depth();
+    match loop_signature(cx, l, x, trie.cut_depth().min(max), max)? {
+        Err(()) => loop_signature(cx, l, x, max, max)?.ok(),
+        Ok(sig) => Some(sig),
+    }
+}
+
+/// [`lexeme_loop`] with horizon `horizon` (the longest token is `max`
+/// bytes): `Err` if the loop was cut there but can cycle.
+fn loop_signature(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize, max: usize) -> Option<std::result::Result<Vec<u32>, ()>> {
     let lx = cx.lexer;
     let xt = crate::ids::TerminalId(x);
     if x == NO_TARGET || x == cx.newline || lx.may_win(LexStateId(l), xt) {
@@ -712,6 +725,11 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
             rows.push(code);
         }
     }
+    // No token reads past the longest one: no cut there.
+    let cut = cut && horizon < max;
+    if cut && loop_heights(&rows, order.len(), &(0..nc).collect::<Vec<_>>(), nc)[0] == u32::MAX {
+        return Some(Err(()));
+    }
     if let Some(r2) = minimise_loop(&rows, order.len(), nc) {
         rows = r2;
     }
@@ -742,7 +760,7 @@ pub(super) fn lexeme_loop(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize) -> Op
     for q in 0..ns {
         sig.extend(lclass_cols.iter().map(|&(_, k)| rows[q * nc + k]));
     }
-    Some(sig)
+    Some(Ok(sig))
 }
 
 /// Most (state × column) steps [`minimise_loop`] spends refining.
@@ -1315,7 +1333,7 @@ mod loop_tests {
             let mut n = 0;
             for q in 0..store.n_positions() {
                 let (l, x) = store.q_parts(q as QId);
-                let Some(sig) = lexeme_loop(cx, l, x, trie.cut_depth()) else { continue };
+                let Some(sig) = lexeme_loop(cx, l, x, trie) else { continue };
                 n += 1;
                 if n > 60 {
                     break;
