@@ -19,3 +19,12 @@ pub(crate) fn order_by(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) 
     sort_u32_by(&mut v, &mut |a, b| cmp(a as usize, b as usize));
     v
 }
+
+/// Sort `v` stably through [`sort_u32_by`]'s instantiation: for cold lists
+/// whose element type has no other sort (strings, flags, grammar contexts),
+/// so that it gets no sort code of its own.
+pub(crate) fn sort_cold<T: Ord>(v: &mut Vec<T>) {
+    let order = order_by(v.len(), &mut |a, b| v[a].cmp(&v[b]));
+    let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+    v.extend(order.iter().filter_map(|&i| old[i as usize].take()));
+}

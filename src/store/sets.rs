@@ -564,6 +564,7 @@ impl TokenSets {
 /// component at its smallest payload, every other node becomes its parent
 /// plus the toggled ids when that payload is smaller than its own.
 /// Deterministic (ties broken by index), so blobs stay reproducible.
+#[cfg(feature = "compiler")]
 pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
     let words = sets.words as usize;
     let nb = blocks(sets.words);
@@ -616,8 +617,8 @@ pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
     }
     // Roots: the smallest payload of each component; parents by BFS.
     let payload = |k: usize| sets.index[nodes[k] as usize][2] as usize;
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_unstable_by_key(|&k| (payload(k), k));
+    // By payload, ties by index (a stable sort of 0..n).
+    let order: Vec<usize> = crate::sort::order_by(n, &mut |a, b| payload(a).cmp(&payload(b))).into_iter().map(|k| k as usize).collect();
     let mut parent: Vec<Option<(usize, u32)>> = vec![None; n];
     let mut done = vec![false; n];
     for &root in &order {

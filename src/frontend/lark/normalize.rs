@@ -74,7 +74,7 @@ impl Pat {
 
 fn sorted_flags(f: &str) -> String {
     let mut v: Vec<char> = f.chars().collect();
-    v.sort_unstable();
+    crate::sort::sort_cold(&mut v);
     v.dedup();
     v.into_iter().collect()
 }

@@ -369,7 +369,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                 // Finite: literal texts.
                 if ls.iter().all(|l| l.literals().is_some()) {
                     let mut texts: Vec<String> = ls.iter().flat_map(|l| l.literals().unwrap_or_default()).collect();
-                    texts.sort_unstable();
+                    crate::sort::sort_cold(&mut texts);
                     texts.dedup();
                     if texts.len() == 1 {
                         return Ok(Some(self.literal(&texts[0])));

@@ -183,7 +183,7 @@ pub fn cnf_union(lists: &[&Vec<String>], universal: &str, limit: usize) -> Optio
         acc = next;
     }
     let mut out: Vec<String> = acc.into_iter().map(|v| format!("(?:{})", v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("|"))).collect();
-    out.sort_unstable();
+    crate::sort::sort_cold(&mut out);
     out.dedup();
     Some(out)
 }

@@ -292,7 +292,7 @@ impl Analysis {
             if !live[t] {
                 continue;
             }
-            c.sort_unstable();
+            crate::sort::sort_cold(&mut c);
             c.dedup();
             groups.entry(c).or_default().push(TerminalId::new(t));
         }
@@ -300,7 +300,7 @@ impl Analysis {
         for c in &mut classes {
             c.sort_unstable();
         }
-        classes.sort_unstable();
+        crate::sort::sort_cold(&mut classes);
         let mut rep: Vec<TerminalId> = (0..nt).map(TerminalId::new).collect();
         for c in &classes {
             for &t in c {
