@@ -368,11 +368,19 @@ pub(crate) struct Walker {
     over: bool,
     /// Scratch of [`dedup_tail`].
     seen: Vec<u32>,
+    /// Each position's lexeme-loop walk (`None`: no loop), once per
+    /// position: a position that stays direct is walked at every mask, and
+    /// its loop (a breadth-first search and a minimisation) is the same
+    /// each time. At most [`LOOP_MEMO`] positions, then cleared.
+    loop_memo: HashMap<(u32, u32), Option<Rc<LoopWalk>>>,
 }
+
+/// Most positions in [`Walker`]'s loop memo.
+const LOOP_MEMO: usize = 4096;
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new() }
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default() }
     }
 }
 
@@ -459,7 +467,17 @@ impl Walker {
         // before its byte (the loop run along the bytes above `f`); `None`
         // (no loop, or a path that leaves the lexer, which cannot happen as
         // the signature is the loop's): the plain walk, which is exact.
-        let lw = lexeme_loop(cx, l, x, trie).map(|sig| loop_walks(&sig));
+        let lw = match self.loop_memo.get(&(l, x)) {
+            Some(lw) => lw.clone(),
+            None => {
+                let lw = lexeme_loop(cx, l, x, trie).map(|sig| loop_walks(&sig));
+                if self.loop_memo.len() >= LOOP_MEMO {
+                    self.loop_memo.clear();
+                }
+                self.loop_memo.insert((l, x), lw.clone());
+                lw
+            }
+        };
         let starts: Option<Vec<u32>> = lw.as_ref().and_then(|lw| {
             let ends = lw.frontier.iter().skip(1).map(|e| e.1 as usize).chain([lw.paths.len()]);
             lw.frontier.iter().zip(ends).map(|(&(_, p0), p1)| lw.paths[p0 as usize..p1].iter().try_fold(LexStateId(l), |s, &b| cx.lexer.cont(s, b)).map(|s| s.0)).collect()
