@@ -21,6 +21,10 @@
 //! accepted / refused, invalid refused / accepted) is printed with
 //! `cargo test --profile ci --test suite schema_suite:: -- --nocapture`.
 //!
+//! The suite's `remotes/` folder, served at `http://localhost:1234/` by its
+//! own runner, is passed as the schemas' registry (`SchemaOptions::refs`):
+//! nothing is fetched.
+//!
 //! `format.json` of the main directories is replaced by optional/format/
 //! (grammask enforces formats; the main files treat them as annotations).
 
@@ -93,7 +97,7 @@ fn failure_class(e: &grammask::Error) -> String {
     if m.contains("unsupported `pattern`") {
         return "pattern".into();
     }
-    if m.contains("remote") {
+    if m.contains("nothing is fetched") {
         return "$ref (remote)".into();
     }
     format!("{:?}", e.kind())
@@ -109,8 +113,33 @@ fn dump_line(v: serde_json::Value) {
     }
 }
 
+/// The suite's `remotes/` as a registry: `http://localhost:1234/PATH` → the
+/// schema in `remotes/PATH`.
+pub fn remotes() -> std::sync::Arc<Vec<(String, Value)>> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, Value)>) {
+        let mut es: Vec<PathBuf> = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).collect();
+        es.sort();
+        for p in es {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                walk(&p, &format!("{rel}{name}/"), out);
+            } else if name.ends_with(".json") {
+                let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                out.push((format!("http://localhost:1234/{rel}{name}"), v));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models/schema/suite/remotes"), "", &mut out);
+    assert!(out.len() > 20, "models/schema/suite/remotes: {} files", out.len());
+    std::sync::Arc::new(out)
+}
+
 fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<String, Row> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/schema/suite/tests");
+    let refs = remotes();
+    let opts = SchemaOptions { refs: refs.clone(), ..Default::default() };
+    let copts = grammask::constraint::ConstraintOptions { refs, ..Default::default() };
     let mut table: BTreeMap<String, Row> = BTreeMap::new();
     let files = suite_files(&root, draft, full);
     assert!(!files.is_empty(), "no suite files under {} (run scripts/setup/fetch-schemas.sh)", root.display());
@@ -122,7 +151,7 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
             if draft == "draft7" && schema.is_object() && schema.get("$schema").is_none() {
                 schema["$schema"] = Value::String("http://json-schema.org/draft-07/schema#".into());
             }
-            let compiled = to_cfg(&schema, &SchemaOptions::default());
+            let compiled = to_cfg(&schema, &opts);
             let cfg = match compiled {
                 Ok(c) => c.cfg,
                 Err(e) => {
@@ -144,7 +173,7 @@ fn run_draft(draft: &str, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<
             };
             row.groups_ok += 1;
             let oracle = Oracle::new(&cfg).unwrap_or_else(|e| panic!("{kw}: {}: {e:?}", g["description"]));
-            let store = tokens.map(|t| t.compile(&schema));
+            let store = tokens.map(|t| t.compile_with(&schema, &copts));
             let rank = key_rank(&schema);
             for t in g["tests"].as_array().unwrap() {
                 let valid = t["valid"].as_bool().unwrap();
