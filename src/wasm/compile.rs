@@ -67,9 +67,10 @@ pub fn compile_raw(
     };
     let refs = match refs {
         None => Default::default(),
-        Some(t) => match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&t) {
-            Ok(m) => std::sync::Arc::new(m.into_iter().collect()),
-            Err(e) => return Err(js_error(crate::err!(ResponseFormat, "refs: {e}"))),
+        // JSON.stringify of an object (core.js checks it is one).
+        Some(t) => match serde_json::from_str(&t) {
+            Ok(serde_json::Value::Object(m)) => std::sync::Arc::new(m.into_iter().collect()),
+            _ => return Err(js_error(crate::err!(ResponseFormat, "refs must be an object"))),
         },
     };
     let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false), strict: strict.unwrap_or(false), lexer, refs };

@@ -186,14 +186,14 @@ pub struct Ir<'a> {
     /// Schema resources by absolute URI (no fragment): the root, embedded
     /// resources (`$id`), registry documents and metaschemas once indexed.
     resources: HashMap<String, &'a Value>,
-    /// (resource URI, name) → subschema: `$anchor`, `$dynamicAnchor`, and
+    /// "resource URI#name" → subschema: `$anchor`, `$dynamicAnchor`, and
     /// `$id`/`id` with a plain-name fragment (draft-07 and older).
-    anchors: HashMap<(String, String), &'a Value>,
+    anchors: HashMap<String, &'a Value>,
     /// The base URI in effect at each schema object (its own `$id` applied).
     bases: HashMap<usize, String>,
-    /// The draft of each schema object (by map address) whose resource
-    /// declares another `$schema` than the root's.
-    drafts: HashMap<usize, Draft>,
+    /// Resource URI → the schema whose `$schema` sets its draft, where that
+    /// is not the root's draft.
+    dialects: HashMap<String, &'a Value>,
     /// The caller's registry (`refs`): URI (no fragment) → document, and
     /// whether it is indexed yet.
     registry: Vec<(String, &'a Value, bool)>,
@@ -227,7 +227,7 @@ impl<'a> Ir<'a> {
             resources: HashMap::new(),
             anchors: HashMap::new(),
             bases: HashMap::new(),
-            drafts: HashMap::new(),
+            dialects: HashMap::new(),
             registry: Vec::new(),
             pointers: HashMap::new(),
             false_loc: 0,
@@ -244,15 +244,14 @@ impl<'a> Ir<'a> {
             ir.registry.push((u.to_string(), v, false));
         }
         ir.resources.insert(String::new(), root);
-        ir.index(root, "#".to_string(), 0, "", draft)?;
+        ir.index(root, "#".to_string(), 0, "", None)?;
         Ok(ir)
     }
 
     /// Indexes a remote document (registry or metaschema) as resource `uri`.
     fn index_doc(&mut self, uri: &str, doc: &'a Value) -> Result<()> {
         self.resources.entry(uri.to_string()).or_insert(doc);
-        let d = draft_of_schema(doc).unwrap_or(self.draft);
-        self.index(doc, format!("{uri}#"), 0, uri, d)
+        self.index(doc, format!("{uri}#"), 0, uri, None)
     }
 
     /// Makes resource `uri` known: from the registry, else the built-in
@@ -284,7 +283,8 @@ impl<'a> Ir<'a> {
 
     /// Records the pointer and base URI of every subschema-like value, the
     /// resources (`$id`) and the anchors.
-    fn index(&mut self, v: &'a Value, ptr: String, depth: usize, base: &str, draft: Draft) -> Result<()> {
+    /// `dialect`: the schema whose `$schema` sets the draft here (None: the root's).
+    fn index(&mut self, v: &'a Value, ptr: String, depth: usize, base: &str, dialect: Option<&'a Value>) -> Result<()> {
         if depth > MAX_DEPTH {
             return Err(err!(Limit, "JSON Schema: nesting deeper than {MAX_DEPTH} levels at {ptr}"));
         }
@@ -296,7 +296,11 @@ impl<'a> Ir<'a> {
         match v {
             Value::Object(m) => {
                 let mut base = base.to_string();
-                let mut draft = draft;
+                let mut dialect = dialect;
+                if depth == 0 && m.contains_key("$schema") {
+                    dialect = Some(v);
+                }
+                let draft = dialect.and_then(draft_of_schema).unwrap_or(self.draft);
                 // An `$id` beside `$ref` is ignored before 2019-09; `id` is draft-04's.
                 let id = if draft <= Draft::D7 && m.contains_key("$ref") {
                     None
@@ -312,32 +316,34 @@ impl<'a> Ir<'a> {
                         base = u.to_string();
                         self.resources.entry(base.clone()).or_insert(v);
                         // An embedded resource may declare its own draft.
-                        draft = draft_of_schema(v).unwrap_or(draft);
+                        if m.contains_key("$schema") {
+                            dialect = Some(v);
+                        }
                     }
                     if !f.is_empty() && !f.starts_with('/') && draft <= Draft::D7 {
-                        self.anchors.entry((base.clone(), percent_decode(f))).or_insert(v);
+                        self.anchors.entry(format!("{base}#{}", percent_decode(f))).or_insert(v);
                     }
                 }
                 for key in ["$anchor", "$dynamicAnchor"] {
                     if let Some(Value::String(a)) = m.get(key) {
-                        self.anchors.entry((base.clone(), a.clone())).or_insert(v);
+                        self.anchors.entry(format!("{base}#{a}")).or_insert(v);
                     }
                 }
                 self.bases.entry(addr).or_insert_with(|| base.clone());
-                if draft != self.draft {
-                    self.drafts.entry(m as *const _ as usize).or_insert(draft);
+                if let Some(d) = dialect.filter(|d| draft_of_schema(d) != Some(self.draft)) {
+                    self.dialects.entry(base.clone()).or_insert(d);
                 }
                 for (k, c) in m {
                     // Do not descend into constants.
                     if k == "const" || k == "enum" || k == "default" || k == "examples" {
                         continue;
                     }
-                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1, &base, draft)?;
+                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1, &base, dialect)?;
                 }
             }
             Value::Array(a) => {
                 for (i, c) in a.iter().enumerate() {
-                    self.index(c, format!("{ptr}/{i}"), depth + 1, base, draft)?;
+                    self.index(c, format!("{ptr}/{i}"), depth + 1, base, dialect)?;
                 }
             }
             _ => {}
@@ -346,8 +352,8 @@ impl<'a> Ir<'a> {
     }
 
     /// The draft of a schema object: its resource's `$schema`, else the root's.
-    fn draft_at(&self, m: &serde_json::Map<String, Value>) -> Draft {
-        self.drafts.get(&(m as *const _ as usize)).copied().unwrap_or(self.draft)
+    fn draft_at(&self, v: &Value) -> Draft {
+        self.bases.get(&(v as *const Value as usize)).and_then(|b| self.dialects.get(b)).and_then(|d| draft_of_schema(d)).unwrap_or(self.draft)
     }
 
     fn ptr_of(&self, v: &Value) -> String {
@@ -439,7 +445,7 @@ impl<'a> Ir<'a> {
             }
             ok.then_some(cur)
         } else {
-            self.anchors.get(&(uri.to_string(), decoded)).copied()
+            self.anchors.get(&format!("{uri}#{decoded}")).copied()
         };
         match target {
             Some(t) => self.schema_loc(t).map_err(|e| err!(Schema, "JSON Schema: $ref {r:?} at {ptr}: {}", e.message())),
@@ -479,7 +485,7 @@ impl<'a> Ir<'a> {
                 continue;
             };
             // Siblings of $ref are ignored before 2019-09.
-            let ref_only = self.draft_at(m) <= Draft::D7 && m.contains_key("$ref");
+            let ref_only = m.contains_key("$ref") && self.draft_at(holder) <= Draft::D7;
             acts.clear();
             if ref_only || !m.contains_key("properties") {
                 acts.push(l | EMIT);
@@ -518,7 +524,7 @@ impl<'a> Ir<'a> {
     }
 
     fn is_ref_only(&self, l: Loc) -> bool {
-        matches!(&self.nodes[l as usize], Node::Schema { v: Value::Object(m), .. } if m.contains_key("$ref") && self.draft_at(m) <= Draft::D7)
+        matches!(&self.nodes[l as usize], Node::Schema { v: v @ Value::Object(m), .. } if m.contains_key("$ref") && self.draft_at(v) <= Draft::D7)
     }
 
     /// anyOf / oneOf groups of the nodes of a closed set: (owner, keyword, branches).
@@ -687,11 +693,12 @@ impl<'a> Ir<'a> {
             Node::False { .. } => m.types = 0,
             Node::Const { v, ptr } => self.merge_const(m, v, &ptr),
             Node::Schema { v: Value::Bool(_), .. } => {}
-            Node::Schema { v: Value::Object(o), ptr } => {
-                if self.draft_at(o) <= Draft::D7 && o.contains_key("$ref") {
+            Node::Schema { v: sv @ Value::Object(o), ptr } => {
+                let draft = self.draft_at(sv);
+                if draft <= Draft::D7 && o.contains_key("$ref") {
                     return Ok(()); // the target is in the set; siblings ignored
                 }
-                self.merge_object(m, o, &ptr)?;
+                self.merge_object(m, o, &ptr, draft)?;
             }
             Node::Schema { .. } => {}
         }
@@ -736,9 +743,8 @@ impl<'a> Ir<'a> {
         }
     }
 
-    fn merge_object(&mut self, m: &mut Merged<'a>, o: &'a serde_json::Map<String, Value>, ptr: &str) -> Result<()> {
+    fn merge_object(&mut self, m: &mut Merged<'a>, o: &'a serde_json::Map<String, Value>, ptr: &str, draft: Draft) -> Result<()> {
         let p = |k: &str| format!("{ptr}/{k}");
-        let draft = self.draft_at(o);
         for (k, v) in o {
             let kp = p(&escape_ptr(k));
             match k.as_str() {
