@@ -553,8 +553,8 @@ export function makeApi(raw, isReady) {
    * {type: 'regex', regex}, {type: 'lark', grammar, start?}, or
    * {type: 'store', store} (a MaskStore or blob bytes, checked against the
    * vocabulary and returned as is). Options: whitespace ('default', 'compact',
-   * 'spaced', 'flexible'), maxWhitespace (flexible: longest run), lenient;
-   * Lark grammars: strict (refuse shift/reduce conflicts), lexer
+   * 'spaced', 'flexible'), maxWhitespace (flexible: longest run), lenient,
+   * refs ({uri: schema} for remote $ref; nothing is fetched); Lark grammars: strict (refuse shift/reduce conflicts), lexer
    * ('contextual', 'basic', 'longest': overrides the grammar's %lexer).
    */
   function compile(vocab, responseFormat, options = {}) {
@@ -568,19 +568,20 @@ export function makeApi(raw, isReady) {
       return store;
     }
     if (typeof raw.compileRaw !== 'function') throw noCompiler('compile');
-    const { whitespace, maxWhitespace, lenient, strict, lexer } = options ?? {};
+    const { whitespace, maxWhitespace, lenient, strict, lexer, refs } = options ?? {};
     if (whitespace !== undefined && !['default', 'compact', 'spaced', 'flexible'].includes(whitespace)) {
       throw formatError(`grammask: whitespace must be 'default', 'compact', 'spaced' or 'flexible', got ${describe(whitespace)}`);
     }
     if (maxWhitespace !== undefined) u32(maxWhitespace, 'maxWhitespace');
     if (lenient !== undefined && typeof lenient !== 'boolean') throw new TypeError('grammask: lenient must be a boolean');
     if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('grammask: strict must be a boolean');
+    if (refs !== undefined && (typeof refs !== 'object' || !refs || Array.isArray(refs))) throw new TypeError('grammask: refs must be an object {uri: schema}');
     if (lexer !== undefined && !['contextual', 'basic', 'longest'].includes(lexer)) {
       throw formatError(`grammask: lexer must be 'contextual', 'basic' or 'longest', got ${describe(lexer)}`);
     }
-    let text;
-    try { text = JSON.stringify(rf); } catch (e) { throw formatError(`grammask: responseFormat cannot be serialized as JSON: ${e.message}`); }
-    return new MaskStore(guard(() => raw.compileRaw(rv, text, whitespace, maxWhitespace, lenient, strict, lexer)), INTERNAL);
+    let text, rt;
+    try { text = JSON.stringify(rf); rt = refs && JSON.stringify(refs); } catch (e) { throw formatError(`grammask: responseFormat cannot be serialized as JSON: ${e.message}`); }
+    return new MaskStore(guard(() => raw.compileRaw(rv, text, whitespace, maxWhitespace, lenient, strict, lexer, rt)), INTERNAL);
   }
   api.compile = compile;
 

@@ -310,6 +310,14 @@ export interface ConstraintOptions {
   maxWhitespace?: number;
   /** Schemas: ignore known keywords that cannot be enforced (listed in `store.warnings`) instead of refusing the schema. */
   lenient?: boolean;
+  /**
+   * Schemas: the registry for remote `$ref`, `{uri: schema}` (URI without
+   * fragment). A `$ref` resolves against the base URI of the nearest `$id`;
+   * the JSON Schema metaschemas (draft-04 to 2020-12) are built in. Nothing
+   * is fetched: a remote `$ref` found in neither throws a `Schema` error
+   * naming the pointer and the URI.
+   */
+  refs?: { [uri: string]: object | boolean };
   /** Lark grammars: refuse shift/reduce conflicts (Lark's `strict=True`) instead of settling them as shift with a warning (`store.warnings`). */
   strict?: boolean;
   /** Lark grammars: the lexer mode, overriding the grammar's `%lexer` (default: `contextual`, as Lark's LALR). */

@@ -258,6 +258,50 @@ test('compile: errors are clear JS errors naming JS options', () => {
   m.free(); ok.free(); v.free();
 });
 
+test('compile: refs, the registry for remote $ref (relative to $id), the built-in metaschemas, nothing fetched', () => {
+  // One token per character, so that texts are checked character by character.
+  const chars = [...'{}[]":,-.0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ '];
+  const vocab = Object.fromEntries([...chars, '<eos>'].map((c, i) => [c, i]));
+  const json = JSON.stringify({ version: '1.0', model: { type: 'WordLevel', vocab, unk_token: 'a' },
+    added_tokens: [{ id: chars.length, content: '<eos>', special: true, single_word: false, lstrip: false, rstrip: false, normalized: false }] });
+  const v = PreparedVocab.fromTokenizerJson(json, { eosTokenIds: chars.length });
+  const accepts = (store, text) => {
+    const m = new Matcher(store);
+    try {
+      for (const c of text) {
+        if (!bit(m.computeMask(), vocab[c])) return false;
+        m.commitToken(vocab[c]);
+      }
+      return m.isAccepting();
+    } finally { m.free(); }
+  };
+  const schema = { $id: 'https://example.com/schemas/order.json', type: 'object',
+    properties: { item: { $ref: 'common.json#/$defs/sku' }, qty: { $ref: 'https://example.com/schemas/common.json#/$defs/count' } },
+    required: ['item', 'qty'], additionalProperties: false };
+  const common = { $defs: { sku: { type: 'string', pattern: '^[A-Z]{3}-[0-9]{4}$' }, count: { type: 'integer', minimum: 1 } } };
+  const fmt = { type: 'json_schema', json_schema: schema };
+  // Not given: a Schema error naming the keyword, its pointer, the URI and the option.
+  expectKind(() => compile(v, fmt), 'Schema', /remote `\$ref` at #\/properties\/item\/\$ref: "https:\/\/example\.com\/schemas\/common\.json".*refs/);
+  const s = compile(v, fmt, { refs: { 'https://example.com/schemas/common.json': common } });
+  assert.ok(accepts(s, '{"item":"ABC-1234","qty":2}'));
+  assert.ok(!accepts(s, '{"item":"abc","qty":2}'), 'the pattern of the remote schema holds');
+  assert.ok(!accepts(s, '{"item":"ABC-1234","qty":0}'), 'the minimum of the remote schema holds');
+  s.free();
+  // The JSON Schema metaschemas are built in.
+  const meta = compile(v, { type: 'json_schema', json_schema: { $ref: 'http://json-schema.org/draft-07/schema#/definitions/nonNegativeInteger' } });
+  assert.ok(accepts(meta, '7') && !accepts(meta, '-7'));
+  meta.free();
+  const lenient = compile(v, { type: 'json_schema', json_schema: { $ref: 'http://json-schema.org/draft-07/schema#' } }, { lenient: true });
+  assert.ok(accepts(lenient, '{"minLength":2,"type":"string"}') && !accepts(lenient, '{"minLength":-1}'));
+  assert.ok(lenient.warnings.some((w) => /uniqueItems/.test(w)), lenient.warnings.join('\n'));
+  lenient.free();
+  // Bad registries.
+  assert.throws(() => compile(v, fmt, { refs: [common] }), /refs must be an object/);
+  assert.throws(() => compile(v, fmt, { refs: 'common.json' }), /refs must be an object/);
+  expectKind(() => compile(v, fmt, { refs: { 'https://example.com/schemas/common.json#x': common } }), 'Schema', /fragment/);
+  v.free();
+});
+
 test('MaskStore.fromUrl in Node: paths and file: URLs', async () => {
   const file = blobPath('json');
   const progress = [];

@@ -268,6 +268,30 @@ test('StructuredOutputProcessor: batches, refusals, LogitsProcessorList, warmup 
   qstore.free(); qwen.free(); jstore.free();
 });
 
+test('StructuredOutputProcessor: refs for remote $ref, one cached store per registry', async () => {
+  const tok = await tokenizer();
+  const fmt = { type: 'json_schema', json_schema: { $id: 'https://example.com/s.json', type: 'object',
+    properties: { v: { $ref: 'defs.json#/$defs/v' } }, required: ['v'], additionalProperties: false } };
+  assert.throws(() => new StructuredOutputProcessor(tok, fmt), (e) => e.kind === 'Schema' && /"https:\/\/example\.com\/defs\.json".*refs/.test(e.message));
+  const as = (type) => new StructuredOutputProcessor(tok, fmt, { refs: { 'https://example.com/defs.json': { $defs: { v: { type } } } } });
+  const pi = as('integer'), ps = as('string');
+  assert.notEqual(pi.store, ps.store, 'the registry is part of the cache key');
+  const again = as('integer');
+  assert.equal(again.store, pi.store);
+  again.free();
+  const prefix = tok.encode('{"v":', { add_special_tokens: false }).map(BigInt);
+  const tid = (x) => tok.encode(x, { add_special_tokens: false })[0];
+  for (const [p, int] of [[pi, true], [ps, false]]) {
+    const ids = [1n];
+    for (const id of prefix) { p([ids], tensor(1, V)); ids.push(id); }
+    const l = tensor(1, V);
+    p([ids], l);
+    assert.equal(l.data[tid('7')], int ? 0 : -Infinity, `digit after {"v": (${int ? 'integer' : 'string'})`);
+    assert.equal(l.data[tid('"')], int ? -Infinity : 0, `quote after {"v": (${int ? 'integer' : 'string'})`);
+    p.free();
+  }
+});
+
 test('transformers.js generate with the tiny random model under trigger + closing', async (t) => {
   fixture(path.join('models', MODEL, 'onnx/model.onnx'), 'run scripts/setup/build-test-models.sh');
   const T = await tf();

@@ -98,11 +98,14 @@ pub struct ConstraintOptions {
     pub strict: bool,
     /// Lark grammars: the lexer mode, overriding the grammar's `%lexer`.
     pub lexer: Option<crate::grammar::LexerMode>,
+    /// Schemas: remote schemas that `$ref` may name (URI → schema), besides
+    /// the built-in metaschemas (nothing is fetched).
+    pub refs: std::sync::Arc<Vec<(String, serde_json::Value)>>,
 }
 
 /// A constraint as a grammar, with the warnings of its front end.
 pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>)> {
-    let so = SchemaOptions { whitespace: o.whitespace, lenient: o.lenient };
+    let so = SchemaOptions { whitespace: o.whitespace, lenient: o.lenient, refs: o.refs.clone() };
     match c {
         Constraint::Lark { grammar, file, start } => {
             let mut cfg = parse_lark(grammar, file, start.as_deref(), &|_| None)?;

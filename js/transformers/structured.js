@@ -56,13 +56,14 @@ export class StructuredOutputProcessor {
     Object.setPrototypeOf(closure, new.target.prototype);
     checkArguments(tokenizer, responseFormat, options);
     const o = options ?? {};
-    const { whitespace, maxWhitespace, lenient, cache = true, ...rest } = o;
+    const { whitespace, maxWhitespace, lenient, refs, cache = true, ...rest } = o;
     const vocab = vocabFor(tokenizer);
     const compileOptions = {};
     if (whitespace !== undefined) compileOptions.whitespace = whitespace;
     else if (JSON_FORMATS.includes(responseFormat?.type)) Object.assign(compileOptions, DEFAULT_WHITESPACE);
     if (maxWhitespace !== undefined) compileOptions.maxWhitespace = maxWhitespace;
     if (lenient !== undefined) compileOptions.lenient = lenient;
+    if (refs !== undefined) compileOptions.refs = refs;
     // compile() checked a {type: 'store'} store against the vocabulary; the
     // others were compiled for it.
     const store = compileCached(vocab, responseFormat, compileOptions, cache);

@@ -18,6 +18,7 @@ cd "$ROOT"
 PYCLASSES=src/regex/python/classes.rs          # scripts/gen/py_unicode_classes.py
 PYTHON_LARK=grammars/python.lark                  # scripts/gen/python_strings.py + python_identifier.py (in place)
 LARK_ORDER=grammars/cases/oracle/lark_order.json  # scripts/gen/lark_order_cases.py (needs Lark 1.2.2)
+METASCHEMAS=src/frontend/schema/metaschemas.json  # scripts/gen/metaschemas.py (on .venv-schema: jsonschema-specifications)
 
 PY="${PYTHON:-.venv-lark/bin/python}"
 [ -x "$PY" ] || { echo "[gen-check] $PY missing: run scripts/setup/setup.sh" >&2; exit 1; }
@@ -45,5 +46,10 @@ compare "$PYTHON_LARK" "$TMP/python.lark" \
 
 "$PY" scripts/gen/lark_order_cases.py --out "$TMP/lark_order.json" > /dev/null
 compare "$LARK_ORDER" "$TMP/lark_order.json" "$PY scripts/gen/lark_order_cases.py"
+
+PYS="${PYTHON_SCHEMA:-.venv-schema/bin/python}"
+[ -x "$PYS" ] || { echo "[gen-check] $PYS missing: run scripts/setup/setup.sh" >&2; exit 1; }
+"$PYS" scripts/gen/metaschemas.py --out "$TMP/metaschemas.json"
+compare "$METASCHEMAS" "$TMP/metaschemas.json" "$PYS scripts/gen/metaschemas.py"
 
 [ "$fail" = 0 ] || { echo "[gen-check] generated files differ from their generators" >&2; exit 1; }

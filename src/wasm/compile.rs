@@ -14,6 +14,7 @@ use wasm_bindgen::prelude::*;
 /// `max_whitespace` consecutive whitespace characters, default 4). Lark
 /// grammars: `strict` refuses shift/reduce conflicts (Lark's `strict=True`),
 /// `lexer` overrides the grammar's `%lexer` (`contextual`, `basic`, `longest`).
+/// `refs`: JSON text of the schemas' registry (`{uri: schema}`).
 #[cfg(feature = "compiler")]
 #[wasm_bindgen(js_name = compileRaw)]
 pub fn compile_raw(
@@ -24,6 +25,7 @@ pub fn compile_raw(
     lenient: Option<bool>,
     strict: Option<bool>,
     lexer: Option<String>,
+    refs: Option<String>,
 ) -> Result<RawMaskStore, JsValue> {
     use crate::constraint::{Constraint, ConstraintOptions};
     use crate::frontend::schema::Whitespace;
@@ -63,7 +65,15 @@ pub fn compile_raw(
             js_error(crate::err!(ResponseFormat, "lexer must be 'contextual', 'basic' or 'longest', got {name:?}"))
         })?),
     };
-    let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false), strict: strict.unwrap_or(false), lexer };
+    let refs = match refs {
+        None => Default::default(),
+        // JSON.stringify of an object (core.js checks it is one).
+        Some(t) => match serde_json::from_str(&t) {
+            Ok(serde_json::Value::Object(m)) => std::sync::Arc::new(m.into_iter().collect()),
+            _ => return Err(js_error(crate::err!(ResponseFormat, "refs must be an object"))),
+        },
+    };
+    let opts = ConstraintOptions { whitespace: ws, lenient: lenient.unwrap_or(false), strict: strict.unwrap_or(false), lexer, refs };
     let pv = vocab.prepared();
     let (store, warnings) = crate::constraint::compile(&pv, &constraint, &opts).map_err(js_error)?;
     Ok(RawMaskStore::new(store, warnings))

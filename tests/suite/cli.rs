@@ -182,6 +182,54 @@ fn check_refusal_names_keyword_and_pointer() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+#[test]
+fn check_with_ref_registry() {
+    // A schema whose `$ref` names a remote document, relative to its `$id`:
+    // without --ref it is a named error (nothing is fetched); with --ref
+    // URI=FILE the document is used; the metaschemas are built in.
+    let d = tmp("ref");
+    let t = tokenizer();
+    let schema = d.join("order.schema.json");
+    std::fs::write(&schema, r#"{"$id": "https://example.com/schemas/order.json", "type": "object",
+        "properties": {"item": {"$ref": "common.json#/$defs/sku"}, "qty": {"type": "integer", "minimum": 1}},
+        "required": ["item", "qty"], "additionalProperties": false}"#).unwrap();
+    let common = d.join("common.json");
+    std::fs::write(&common, r#"{"$defs": {"sku": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{4}$"}}}"#).unwrap();
+    let good = d.join("good.json");
+    std::fs::write(&good, "{\"item\": \"ABC-1234\", \"qty\": 2}\n").unwrap();
+    let bad = d.join("bad.json");
+    std::fs::write(&bad, "{\"item\": \"abc\", \"qty\": 2}\n").unwrap();
+    let (s, g, b, c) = (schema.to_str().unwrap(), good.to_str().unwrap(), bad.to_str().unwrap(), common.to_str().unwrap());
+    let out = text(&run(&["check", "--json-schema", s, "--tokenizer", &t, g]));
+    for w in ["remote `$ref` at #/properties/item/$ref", "\"https://example.com/schemas/common.json\"", "--ref URI=FILE", "nothing is fetched"] {
+        assert!(out.contains(w), "{w:?} not in {out}");
+    }
+    let r = format!("https://example.com/schemas/common.json={c}");
+    let o = run(&["check", "--json-schema", s, "--ref", &r, "--tokenizer", &t, g]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&["check", "--json-schema", s, "--ref", &r, "--tokenizer", &t, b]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("refused at 1:"), "{}", text(&o));
+    // Bad --ref values are errors, not panics.
+    for (arg, want) in [("no-equals-sign", "URI=FILE"), ("https://x/y.json=/nonexistent/file.json", "nonexistent")] {
+        let o = run(&["check", "--json-schema", s, "--ref", arg, "--tokenizer", &t, g]);
+        assert!(!o.status.success() && text(&o).contains(want), "{arg}: {}", text(&o));
+    }
+    let o = run(&["check", "--regex", "a", "--ref", &r, "--tokenizer", &t, g]);
+    assert!(!o.status.success() && text(&o).contains("--ref applies to --json-schema"), "{}", text(&o));
+    // Built-in metaschema: a draft-07 `definitions` entry, nothing given.
+    let meta = d.join("meta.schema.json");
+    std::fs::write(&meta, r#"{"$ref": "http://json-schema.org/draft-07/schema#/definitions/nonNegativeInteger"}"#).unwrap();
+    let n = d.join("n.json");
+    std::fs::write(&n, "7\n").unwrap();
+    let o = run(&["check", "--json-schema", meta.to_str().unwrap(), "--tokenizer", &t, n.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(&n, "-7\n").unwrap();
+    let o = run(&["check", "--json-schema", meta.to_str().unwrap(), "--tokenizer", &t, n.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 fn validate_schema_samples(schema: &Path, gen: &Path) {
     let python = root().join(".venv-schema/bin/python");
     assert!(python.is_file(), "{} is missing: run scripts/setup/setup.sh", python.display());

@@ -23,7 +23,11 @@ impl Tok {
     }
 
     pub fn compile(&self, schema: &serde_json::Value) -> Rc<MaskStore> {
-        let (s, _) = compile(&self.pv, &Constraint::JsonSchema(schema.clone()), &ConstraintOptions::default()).expect("compile");
+        self.compile_with(schema, &ConstraintOptions::default())
+    }
+
+    pub fn compile_with(&self, schema: &serde_json::Value, o: &ConstraintOptions) -> Rc<MaskStore> {
+        let (s, _) = compile(&self.pv, &Constraint::JsonSchema(schema.clone()), o).expect("compile");
         Rc::new(s)
     }
 

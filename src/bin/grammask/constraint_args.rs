@@ -25,6 +25,11 @@ pub struct SchemaArgs {
     /// Ignore (and list) known schema keywords that cannot be enforced instead of failing.
     #[arg(long)]
     pub lenient: bool,
+    /// A remote schema for `$ref`: the schema in FILE stands for URI (no fragment). Repeatable.
+    /// `$ref` resolves against the nearest `$id`; the JSON Schema metaschemas (draft-04 to
+    /// 2020-12) are built in; nothing is fetched.
+    #[arg(long = "ref", value_name = "URI=FILE")]
+    pub refs: Vec<String>,
 }
 
 pub fn whitespace(s: &str) -> Result<Whitespace> {
@@ -49,7 +54,14 @@ impl SchemaArgs {
     /// The options, with the whitespace policy `ws` unless --whitespace is given.
     pub fn options_or(&self, ws: &str) -> Result<ConstraintOptions> {
         let ws = whitespace(self.whitespace.as_deref().unwrap_or(ws))?;
-        Ok(ConstraintOptions { whitespace: ws, lenient: self.lenient, ..Default::default() })
+        let mut refs = Vec::new();
+        for r in &self.refs {
+            let Some((uri, file)) = r.split_once('=') else {
+                return Err(Error::new(ErrorKind::Io, format!("--ref {r}: expected URI=FILE")));
+            };
+            refs.push((uri.to_string(), read_schema(Path::new(file))?));
+        }
+        Ok(ConstraintOptions { whitespace: ws, lenient: self.lenient, refs: std::sync::Arc::new(refs), ..Default::default() })
     }
 
     /// The constraint: --json-schema FILE or `regex` (the subcommand's --regex).
@@ -57,6 +69,9 @@ impl SchemaArgs {
     pub fn constraint(&self, regex: Option<&str>) -> Result<Option<Constraint>> {
         if self.whitespace.is_some() && self.json_schema.is_none() {
             return Err(Error::new(ErrorKind::Io, "--whitespace applies to --json-schema only (a store keeps the policy it was compiled with)"));
+        }
+        if !self.refs.is_empty() && self.json_schema.is_none() {
+            return Err(Error::new(ErrorKind::Io, "--ref applies to --json-schema only"));
         }
         Ok(match (&self.json_schema, regex) {
             (Some(p), None) => Some(Constraint::JsonSchema(read_schema(p)?)),

@@ -183,7 +183,20 @@ pub struct Ir<'a> {
     merged: Vec<Option<std::rc::Rc<Merged<'a>>>>,
     dnf_memo: HashMap<Set, std::rc::Rc<Vec<ConjId>>>,
     pub warnings: Vec<String>,
+    /// Schema resources by absolute URI (no fragment): the root, embedded
+    /// resources (`$id`), registry documents and metaschemas once indexed.
+    resources: HashMap<String, &'a Value>,
+    /// "resource URI#name" → subschema: `$anchor`, `$dynamicAnchor`, and
+    /// `$id`/`id` with a plain-name fragment (draft-07 and older).
     anchors: HashMap<String, &'a Value>,
+    /// The base URI in effect at each schema object (its own `$id` applied).
+    bases: HashMap<usize, String>,
+    /// Resource URI → the schema whose `$schema` sets its draft, where that
+    /// is not the root's draft.
+    dialects: HashMap<String, &'a Value>,
+    /// The caller's registry (`refs`): URI (no fragment) → document, and
+    /// whether it is indexed yet.
+    registry: Vec<(String, &'a Value, bool)>,
     pointers: HashMap<usize, String>,
     pub false_loc: Loc,
     /// Value-level search DFAs of patternProperties patterns.
@@ -196,14 +209,10 @@ fn escape_ptr(k: &str) -> String {
 }
 
 impl<'a> Ir<'a> {
-    pub fn new(root: &'a Value, opts: SchemaOptions, one_of: OneOfPolicy) -> Result<Ir<'a>> {
-        let draft = match root.get("$schema").and_then(|s| s.as_str()) {
-            Some(s) if s.contains("draft-04") => Draft::D4,
-            Some(s) if s.contains("draft-06") => Draft::D6,
-            Some(s) if s.contains("draft-07") => Draft::D7,
-            Some(s) if s.contains("2019-09") => Draft::D2019,
-            _ => Draft::D2020,
-        };
+    /// `refs`: the registry of remote schemas (URI → schema) that `$ref`
+    /// may name besides the built-in metaschemas; nothing is fetched.
+    pub fn new(root: &'a Value, refs: &'a [(String, Value)], opts: SchemaOptions, one_of: OneOfPolicy) -> Result<Ir<'a>> {
+        let draft = draft_of_schema(root).unwrap_or(Draft::D2020);
         let mut ir = Ir {
             root,
             draft,
@@ -215,7 +224,11 @@ impl<'a> Ir<'a> {
             merged: Vec::new(),
             dnf_memo: HashMap::new(),
             warnings: Vec::new(),
+            resources: HashMap::new(),
             anchors: HashMap::new(),
+            bases: HashMap::new(),
+            dialects: HashMap::new(),
+            registry: Vec::new(),
             pointers: HashMap::new(),
             false_loc: 0,
             key_dfas: HashMap::new(),
@@ -223,52 +236,124 @@ impl<'a> Ir<'a> {
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
-        ir.index(root, "#".to_string(), 0)?;
+        for (k, v) in refs {
+            let (u, f) = split_frag(k);
+            if !f.is_empty() {
+                return Err(err!(Schema, "JSON Schema: refs key {k:?} has a fragment"));
+            }
+            ir.registry.push((u.to_string(), v, false));
+        }
+        ir.resources.insert(String::new(), root);
+        ir.index(root, "#".to_string(), 0, "", None)?;
         Ok(ir)
     }
 
-    /// Records the pointer of every subschema-like value and the `$anchor`s.
-    fn index(&mut self, v: &'a Value, ptr: String, depth: usize) -> Result<()> {
+    /// Indexes a remote document (registry or metaschema) as resource `uri`.
+    fn index_doc(&mut self, uri: &str, doc: &'a Value) -> Result<()> {
+        self.resources.entry(uri.to_string()).or_insert(doc);
+        self.index(doc, format!("{uri}#"), 0, uri, None)
+    }
+
+    /// Makes resource `uri` known: from the registry, else the built-in
+    /// metaschemas, else (embedded resources) by indexing every registry
+    /// document. False if none has it.
+    fn load(&mut self, uri: &str) -> Result<bool> {
+        if self.resources.contains_key(uri) {
+            return Ok(true);
+        }
+        if let Some(i) = self.registry.iter().position(|(u, _, done)| u == uri && !done) {
+            self.registry[i].2 = true;
+            let doc = self.registry[i].1;
+            self.index_doc(uri, doc)?;
+            return Ok(true);
+        }
+        if let Some(doc) = super::metaschemas::get(uri) {
+            self.index_doc(uri, doc)?;
+            return Ok(true);
+        }
+        for i in 0..self.registry.len() {
+            if !self.registry[i].2 {
+                self.registry[i].2 = true;
+                let (u, doc, _) = self.registry[i].clone();
+                self.index_doc(&u, doc)?;
+            }
+        }
+        Ok(self.resources.contains_key(uri))
+    }
+
+    /// Records the pointer and base URI of every subschema-like value, the
+    /// resources (`$id`) and the anchors.
+    /// `dialect`: the schema whose `$schema` sets the draft here (None: the root's).
+    fn index(&mut self, v: &'a Value, ptr: String, depth: usize, base: &str, dialect: Option<&'a Value>) -> Result<()> {
         if depth > MAX_DEPTH {
             return Err(err!(Limit, "JSON Schema: nesting deeper than {MAX_DEPTH} levels at {ptr}"));
         }
         if self.pointers.len() > MAX_NODES {
             return Err(err!(Limit, "JSON Schema: more than {MAX_NODES} subschemas"));
         }
+        let addr = v as *const Value as usize;
+        self.pointers.entry(addr).or_insert_with(|| ptr.clone());
         match v {
             Value::Object(m) => {
-                self.pointers.entry(v as *const Value as usize).or_insert_with(|| ptr.clone());
-                for key in ["$anchor", "$dynamicAnchor"] {
-                    if let Some(Value::String(a)) = m.get(key) {
-                        self.anchors.entry(a.clone()).or_insert(v);
-                    }
+                let mut base = base.to_string();
+                let mut dialect = dialect;
+                if depth == 0 && m.contains_key("$schema") {
+                    dialect = Some(v);
                 }
-                if self.draft <= Draft::D7 {
-                    if let Some(Value::String(id)) = m.get("$id").or_else(|| m.get("id")) {
-                        if let Some(a) = id.strip_prefix('#') {
-                            self.anchors.entry(a.to_string()).or_insert(v);
+                let draft = dialect.and_then(draft_of_schema).unwrap_or(self.draft);
+                // An `$id` beside `$ref` is ignored before 2019-09; `id` is draft-04's.
+                let id = if draft <= Draft::D7 && m.contains_key("$ref") {
+                    None
+                } else if draft == Draft::D4 {
+                    m.get("id").or_else(|| m.get("$id"))
+                } else {
+                    m.get("$id")
+                };
+                if let Some(Value::String(id)) = id {
+                    let full = resolve_uri(&base, id);
+                    let (u, f) = split_frag(&full);
+                    if u != base {
+                        base = u.to_string();
+                        self.resources.entry(base.clone()).or_insert(v);
+                        // An embedded resource may declare its own draft.
+                        if m.contains_key("$schema") {
+                            dialect = Some(v);
                         }
                     }
+                    if !f.is_empty() && !f.starts_with('/') && draft <= Draft::D7 {
+                        self.anchors.entry(format!("{base}#{}", percent_decode(f))).or_insert(v);
+                    }
+                }
+                for key in ["$anchor", "$dynamicAnchor"] {
+                    if let Some(Value::String(a)) = m.get(key) {
+                        self.anchors.entry(format!("{base}#{a}")).or_insert(v);
+                    }
+                }
+                self.bases.entry(addr).or_insert_with(|| base.clone());
+                if let Some(d) = dialect.filter(|d| draft_of_schema(d) != Some(self.draft)) {
+                    self.dialects.entry(base.clone()).or_insert(d);
                 }
                 for (k, c) in m {
                     // Do not descend into constants.
                     if k == "const" || k == "enum" || k == "default" || k == "examples" {
                         continue;
                     }
-                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1)?;
+                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1, &base, dialect)?;
                 }
             }
             Value::Array(a) => {
-                self.pointers.entry(v as *const Value as usize).or_insert_with(|| ptr.clone());
                 for (i, c) in a.iter().enumerate() {
-                    self.index(c, format!("{ptr}/{i}"), depth + 1)?;
+                    self.index(c, format!("{ptr}/{i}"), depth + 1, base, dialect)?;
                 }
             }
-            _ => {
-                self.pointers.entry(v as *const Value as usize).or_insert_with(|| ptr.clone());
-            }
+            _ => {}
         }
         Ok(())
+    }
+
+    /// The draft of a schema object: its resource's `$schema`, else the root's.
+    fn draft_at(&self, v: &Value) -> Draft {
+        self.bases.get(&(v as *const Value as usize)).and_then(|b| self.dialects.get(b)).and_then(|d| draft_of_schema(d)).unwrap_or(self.draft)
     }
 
     fn ptr_of(&self, v: &Value) -> String {
@@ -322,26 +407,26 @@ impl<'a> Ir<'a> {
         }
     }
 
-    /// Resolves a `$ref`.
-    fn resolve_ref(&mut self, r: &str, ptr: &str) -> Result<Loc> {
-        let frag = if let Some(f) = r.strip_prefix('#') {
-            f
-        } else {
-            // Same document by $id?
-            let id = self.root.get("$id").or_else(|| self.root.get("id")).and_then(|v| v.as_str());
-            match (r.split_once('#'), id) {
-                (Some((base, f)), Some(id)) if base == id.trim_end_matches('#') => f,
-                (None, Some(id)) if r == id.trim_end_matches('#') => "",
-                _ => {
-                    return Err(err!(Schema, "JSON Schema: unsupported keyword `$ref` at {ptr}: remote reference {r:?} (only local references `#...` are supported)"))
-                }
-            }
-        };
+    /// Resolves a `$ref` (`r`, held by schema object `holder`, at `ptr`)
+    /// against the base URI in effect there: a resource of this document,
+    /// of the registry or a built-in metaschema, then the fragment (JSON
+    /// pointer or anchor) in it.
+    fn resolve_ref(&mut self, r: &str, holder: &Value, ptr: &str) -> Result<Loc> {
+        let base = self.bases.get(&(holder as *const Value as usize)).cloned().unwrap_or_default();
+        let full = resolve_uri(&base, r);
+        let (uri, frag) = split_frag(&full);
+        if !self.load(uri)? {
+            return Err(err!(
+                Schema,
+                "JSON Schema: remote `$ref` at {ptr}: {uri:?} is not built in: give it in refs (JS) or --ref URI=FILE (CLI); nothing is fetched"
+            ));
+        }
+        let doc = self.resources[uri];
         let decoded = percent_decode(frag);
         let target = if decoded.is_empty() {
-            Some(self.root)
+            Some(doc)
         } else if let Some(p) = decoded.strip_prefix('/') {
-            let mut cur = self.root;
+            let mut cur = doc;
             let mut ok = true;
             for tok in p.split('/') {
                 let tok = tok.replace("~1", "/").replace("~0", "~");
@@ -360,7 +445,7 @@ impl<'a> Ir<'a> {
             }
             ok.then_some(cur)
         } else {
-            self.anchors.get(&decoded).copied()
+            self.anchors.get(&format!("{uri}#{decoded}")).copied()
         };
         match target {
             Some(t) => self.schema_loc(t).map_err(|e| err!(Schema, "JSON Schema: $ref {r:?} at {ptr}: {}", e.message())),
@@ -395,12 +480,12 @@ impl<'a> Ir<'a> {
             if seen.len() > MAX_NODES {
                 return Err(err!(Limit, "JSON Schema: allOf/$ref closure too large"));
             }
-            let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else {
+            let Node::Schema { v: holder @ Value::Object(m), ptr } = self.nodes[l as usize].clone() else {
                 out.push(l);
                 continue;
             };
             // Siblings of $ref are ignored before 2019-09.
-            let ref_only = self.draft <= Draft::D7 && m.contains_key("$ref");
+            let ref_only = m.contains_key("$ref") && self.draft_at(holder) <= Draft::D7;
             acts.clear();
             if ref_only || !m.contains_key("properties") {
                 acts.push(l | EMIT);
@@ -410,7 +495,7 @@ impl<'a> Ir<'a> {
                     "properties" if !ref_only => acts.push(l | EMIT),
                     "$ref" => {
                         let Some(r) = v.as_str() else { return Err(err!(Schema, "JSON Schema: $ref at {ptr} must be a string")) };
-                        acts.push(self.resolve_ref(r, &format!("{ptr}/$ref"))?);
+                        acts.push(self.resolve_ref(r, holder, &format!("{ptr}/$ref"))?);
                     }
                     _ if ref_only => {}
                     "allOf" => {
@@ -439,7 +524,7 @@ impl<'a> Ir<'a> {
     }
 
     fn is_ref_only(&self, l: Loc) -> bool {
-        self.draft <= Draft::D7 && matches!(&self.nodes[l as usize], Node::Schema { v: Value::Object(m), .. } if m.contains_key("$ref"))
+        matches!(&self.nodes[l as usize], Node::Schema { v: v @ Value::Object(m), .. } if m.contains_key("$ref") && self.draft_at(v) <= Draft::D7)
     }
 
     /// anyOf / oneOf groups of the nodes of a closed set: (owner, keyword, branches).
@@ -608,11 +693,12 @@ impl<'a> Ir<'a> {
             Node::False { .. } => m.types = 0,
             Node::Const { v, ptr } => self.merge_const(m, v, &ptr),
             Node::Schema { v: Value::Bool(_), .. } => {}
-            Node::Schema { v: Value::Object(o), ptr } => {
-                if self.draft <= Draft::D7 && o.contains_key("$ref") {
+            Node::Schema { v: sv @ Value::Object(o), ptr } => {
+                let draft = self.draft_at(sv);
+                if draft <= Draft::D7 && o.contains_key("$ref") {
                     return Ok(()); // the target is in the set; siblings ignored
                 }
-                self.merge_object(m, o, &ptr)?;
+                self.merge_object(m, o, &ptr, draft)?;
             }
             Node::Schema { .. } => {}
         }
@@ -657,7 +743,7 @@ impl<'a> Ir<'a> {
         }
     }
 
-    fn merge_object(&mut self, m: &mut Merged<'a>, o: &'a serde_json::Map<String, Value>, ptr: &str) -> Result<()> {
+    fn merge_object(&mut self, m: &mut Merged<'a>, o: &'a serde_json::Map<String, Value>, ptr: &str, draft: Draft) -> Result<()> {
         let p = |k: &str| format!("{ptr}/{k}");
         for (k, v) in o {
             let kp = p(&escape_ptr(k));
@@ -677,7 +763,7 @@ impl<'a> Ir<'a> {
                             Some("string") => T_STR,
                             Some("array") => T_ARR,
                             Some("object") => T_OBJ,
-                            Some("any") if self.draft <= Draft::D4 => T_ALL,
+                            Some("any") if draft <= Draft::D4 => T_ALL,
                             _ => return Err(err!(Schema, "JSON Schema: invalid `type` at {kp}: {v}")),
                         };
                     }
@@ -695,7 +781,7 @@ impl<'a> Ir<'a> {
                 "const" => intersect_consts(m, vec![v]),
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                     if let Value::Bool(_) = v {
-                        if self.draft > Draft::D4 {
+                        if draft > Draft::D4 {
                             return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be a number"));
                         }
                         continue; // draft-04 modifier: read with minimum/maximum
@@ -705,8 +791,8 @@ impl<'a> Ir<'a> {
                     };
                     let excl_d4 = |name: &str| o.get(name).and_then(|b| b.as_bool()).unwrap_or(false);
                     match k.as_str() {
-                        "minimum" => tighten_lo(&mut m.bounds, d, self.draft <= Draft::D4 && excl_d4("exclusiveMinimum")),
-                        "maximum" => tighten_hi(&mut m.bounds, d, self.draft <= Draft::D4 && excl_d4("exclusiveMaximum")),
+                        "minimum" => tighten_lo(&mut m.bounds, d, draft <= Draft::D4 && excl_d4("exclusiveMinimum")),
+                        "maximum" => tighten_hi(&mut m.bounds, d, draft <= Draft::D4 && excl_d4("exclusiveMaximum")),
                         "exclusiveMinimum" => tighten_lo(&mut m.bounds, d, true),
                         _ => tighten_hi(&mut m.bounds, d, true),
                     }
@@ -751,7 +837,7 @@ impl<'a> Ir<'a> {
                 }
                 "required" => {
                     let Some(a) = v.as_array() else {
-                        if v.is_boolean() && self.draft <= Draft::D4 {
+                        if v.is_boolean() && draft <= Draft::D4 {
                             continue;
                         }
                         return Err(err!(Schema, "JSON Schema: `required` at {kp} must be an array of strings"));
@@ -820,9 +906,10 @@ impl<'a> Ir<'a> {
         }
         // Arrays.
         let (prefix_v, rest_v) = match (o.get("prefixItems"), o.get("items"), o.get("additionalItems")) {
-            (Some(p), items, _) => (Some(p), items),
-            (None, Some(Value::Array(_)), add) => (o.get("items"), add),
-            (None, items, _) => (None, items),
+            // prefixItems is a 2020-12 keyword.
+            (Some(p), items, _) if draft >= Draft::D2020 => (Some(p), items),
+            (_, Some(Value::Array(_)), add) => (o.get("items"), add),
+            (_, items, _) => (None, items),
         };
         if prefix_v.is_some() || rest_v.is_some() {
             let mut part = ArrPart::default();
@@ -983,6 +1070,136 @@ fn kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// The draft a schema's `$schema` names (None: no `$schema`).
+fn draft_of_schema(v: &Value) -> Option<Draft> {
+    let s = v.get("$schema")?.as_str()?;
+    Some(if s.contains("draft-04") {
+        Draft::D4
+    } else if s.contains("draft-06") {
+        Draft::D6
+    } else if s.contains("draft-07") {
+        Draft::D7
+    } else if s.contains("2019-09") {
+        Draft::D2019
+    } else {
+        Draft::D2020
+    })
+}
+
+/// A URI split at its first `#`: (before, fragment).
+fn split_frag(u: &str) -> (&str, &str) {
+    u.split_once('#').unwrap_or((u, ""))
+}
+
+/// The parts of a URI reference (RFC 3986 §3): scheme, authority, path,
+/// query, fragment.
+fn uri_parts(u: &str) -> (Option<&str>, Option<&str>, &str, Option<&str>, Option<&str>) {
+    let (u, frag) = match u.split_once('#') {
+        Some((a, f)) => (a, Some(f)),
+        None => (u, None),
+    };
+    let (u, query) = match u.split_once('?') {
+        Some((a, q)) => (a, Some(q)),
+        None => (u, None),
+    };
+    let (scheme, rest) = match u.find(':') {
+        Some(i) if i > 0
+            && u.as_bytes()[0].is_ascii_alphabetic()
+            && u[..i].bytes().all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(&c)) =>
+        {
+            (Some(&u[..i]), &u[i + 1..])
+        }
+        _ => (None, u),
+    };
+    let (auth, path) = match rest.strip_prefix("//") {
+        Some(r) => {
+            let i = r.find('/').unwrap_or(r.len());
+            (Some(&r[..i]), &r[i..])
+        }
+        None => (None, rest),
+    };
+    (scheme, auth, path, query, frag)
+}
+
+/// RFC 3986 §5.2.4.
+fn remove_dots(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut input = path;
+    let abs = path.starts_with('/');
+    if abs {
+        input = &input[1..];
+    }
+    let segs: Vec<&str> = input.split('/').collect();
+    let n = segs.len();
+    for (i, s) in segs.iter().enumerate() {
+        let last = i + 1 == n;
+        match *s {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                out.pop();
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    let j = out.join("/");
+    if abs {
+        format!("/{j}")
+    } else {
+        j
+    }
+}
+
+/// Resolves the URI reference `r` against `base` (RFC 3986 §5.2.2).
+pub(crate) fn resolve_uri(base: &str, r: &str) -> String {
+    let (rs, ra, rp, rq, rf) = uri_parts(r);
+    let (bs, ba, bp, bq, _) = uri_parts(base);
+    let (s, a, p, q) = if rs.is_some() {
+        (rs, ra, remove_dots(rp), rq)
+    } else if ra.is_some() {
+        (bs, ra, remove_dots(rp), rq)
+    } else if rp.is_empty() {
+        (bs, ba, bp.to_string(), rq.or(bq))
+    } else if rp.starts_with('/') {
+        (bs, ba, remove_dots(rp), rq)
+    } else {
+        let merged = if ba.is_some() && bp.is_empty() {
+            format!("/{rp}")
+        } else {
+            match bp.rfind('/') {
+                Some(i) => format!("{}{rp}", &bp[..=i]),
+                None => rp.to_string(),
+            }
+        };
+        (bs, ba, remove_dots(&merged), rq)
+    };
+    let mut out = String::new();
+    if let Some(s) = s {
+        out.push_str(s);
+        out.push(':');
+    }
+    if let Some(a) = a {
+        out.push_str("//");
+        out.push_str(a);
+    }
+    out.push_str(&p);
+    if let Some(q) = q {
+        out.push('?');
+        out.push_str(q);
+    }
+    if let Some(f) = rf {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
 }
 
 fn percent_decode(s: &str) -> String {

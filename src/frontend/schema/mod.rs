@@ -13,6 +13,7 @@ pub mod disjoint;
 pub mod formats;
 pub mod gen;
 pub mod ir;
+pub mod metaschemas;
 pub mod numbers;
 pub mod json_text;
 pub mod scalar;
@@ -50,6 +51,9 @@ pub struct SchemaOptions {
     /// Ignore known keywords that cannot be enforced instead of refusing the
     /// schema; each one ignored is listed in the warnings.
     pub lenient: bool,
+    /// Remote schemas that `$ref` may name (URI without fragment → schema),
+    /// besides the built-in metaschemas; nothing is ever fetched.
+    pub refs: std::sync::Arc<Vec<(String, Value)>>,
 }
 
 /// A compiled schema: the grammar and what was ignored (lenient mode).
@@ -68,7 +72,7 @@ pub fn to_cfg(schema: &Value, opts: &SchemaOptions) -> Result<SchemaGrammar> {
 /// embedding into another grammar).
 pub fn to_cfg_prefixed(schema: &Value, opts: &SchemaOptions, prefix: &str) -> Result<SchemaGrammar> {
     let layout = layout(schema, opts)?;
-    let mut ir = ir::Ir::new(schema, opts.clone(), disjoint::one_of_as_any_of)?;
+    let mut ir = ir::Ir::new(schema, &opts.refs, opts.clone(), disjoint::one_of_as_any_of)?;
     let root = ir.schema_loc(schema)?;
     let cfg = gen::Gen::new(&mut ir, &layout, prefix)?.run(&vec![root])?;
     Ok(SchemaGrammar { cfg, warnings: ir.warnings })

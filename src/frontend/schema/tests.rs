@@ -152,3 +152,177 @@ fn type_specific_unsupported_keywords() {
     assert!(o.check(b"{}").is_ok());
     assert!(o.check(br#"{"a":1}"#).is_err());
 }
+
+/// Compiles with a registry and checks instances (compact text) with the oracle.
+fn refs_case(s: Value, refs: &[(&str, Value)], lenient: bool, good: &[&str], bad: &[&str]) {
+    let refs = std::sync::Arc::new(refs.iter().map(|(u, v)| (u.to_string(), v.clone())).collect());
+    let g = to_cfg(&s, &SchemaOptions { refs, lenient, ..Default::default() }).unwrap_or_else(|e| panic!("{s}: {e:?}"));
+    let o = crate::reference::oracle::Oracle::new(&g.cfg).unwrap();
+    for t in good {
+        assert!(o.check(t.as_bytes()).is_ok(), "{s}: {t} refused");
+    }
+    for t in bad {
+        assert!(o.check(t.as_bytes()).is_err(), "{s}: {t} accepted");
+    }
+}
+
+#[test]
+fn refs_registry_and_base_uris() {
+    let other = json!({"definitions": {"y": {"type": "integer"}}, "$defs": {"s": {"type": "string"}}});
+    // Absolute remote ref, with a pointer into the document.
+    refs_case(json!({"$ref": "http://ex.com/root/other.json#/$defs/s"}), &[("http://ex.com/root/other.json", other.clone())], false, &[r#""a""#], &["1"]);
+    // Relative ref against the root's $id; the registry key may end in an empty fragment.
+    refs_case(
+        json!({"$id": "http://ex.com/root/a.json", "properties": {"x": {"$ref": "other.json#/definitions/y"}}, "required": ["x"]}),
+        &[("http://ex.com/root/other.json#", other.clone())],
+        false,
+        &[r#"{"x":1}"#],
+        &[r#"{"x":"a"}"#, "{}"],
+    );
+    // Nested $id: the nearest enclosing one sets the base.
+    refs_case(
+        json!({"$id": "http://ex.com/a/", "items": {"$id": "b/", "items": {"$ref": "c.json"}}}),
+        &[("http://ex.com/a/b/c.json", json!({"type": "boolean"})), ("http://ex.com/a/c.json", json!({"type": "null"}))],
+        false,
+        &["[[true]]"],
+        &["[[null]]"],
+    );
+    // An embedded resource is found by its URI, relative or absolute; the
+    // registry does not shadow it.
+    refs_case(
+        json!({"$id": "http://ex.com/r", "$defs": {"e": {"$id": "emb.json", "type": "string"}}, "properties": {"a": {"$ref": "emb.json"}, "b": {"$ref": "http://ex.com/emb.json#"}}}),
+        &[("http://ex.com/emb.json", json!({"type": "integer"}))],
+        false,
+        &[r#"{"a":"x","b":"y"}"#],
+        &[r#"{"a":1}"#, r#"{"b":1}"#],
+    );
+    // A registry document's own relative refs resolve against its URI.
+    refs_case(
+        json!({"$ref": "http://ex.com/d/one.json"}),
+        &[("http://ex.com/d/one.json", json!({"items": {"$ref": "two.json"}})), ("http://ex.com/d/two.json", json!({"type": "integer"}))],
+        false,
+        &["[1,2]"],
+        &[r#"["a"]"#],
+    );
+    // URN bases.
+    refs_case(
+        json!({"$id": "urn:uuid:deadbeef-1234-0000-0000-4321feebdaed", "$defs": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "urn:uuid:deadbeef-1234-0000-0000-4321feebdaed#/$defs/n"}}}),
+        &[],
+        false,
+        &[r#"{"a":1}"#],
+        &[r#"{"a":"x"}"#],
+    );
+}
+
+#[test]
+fn refs_pointers_and_anchors() {
+    // ~0, ~1 and percent-encoding in JSON pointers.
+    refs_case(
+        json!({"$defs": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}, "e%f": {"type": "boolean"}},
+               "properties": {"x": {"$ref": "#/$defs/a~1b"}, "y": {"$ref": "#/$defs/c~0d"}, "z": {"$ref": "#/$defs/e%25f"}}}),
+        &[],
+        false,
+        &[r#"{"x":1,"y":"s","z":true}"#],
+        &[r#"{"x":"s"}"#, r#"{"y":1}"#, r#"{"z":1}"#],
+    );
+    // $anchor (2019-09 and later), by plain name and by absolute URI.
+    let s = json!({"$id": "http://ex.com/r", "$defs": {"a": {"$anchor": "foo", "type": "integer"}, "b": {"$id": "inner", "$anchor": "foo", "type": "string"}},
+                   "properties": {"x": {"$ref": "#foo"}, "y": {"$ref": "http://ex.com/inner#foo"}}});
+    refs_case(s, &[], false, &[r#"{"x":1,"y":"s"}"#], &[r#"{"x":"s"}"#, r#"{"y":1}"#]);
+    // Plain-name fragments by $id (draft-07) and id (draft-04).
+    refs_case(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"a": {"$id": "#foo", "type": "integer"}}, "allOf": [{"$ref": "#foo"}]}),
+        &[],
+        false,
+        &["1"],
+        &[r#""s""#],
+    );
+    refs_case(
+        json!({"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://ex.com/r.json", "definitions": {"a": {"id": "#foo", "type": "integer"}}, "allOf": [{"$ref": "http://ex.com/r.json#foo"}]}),
+        &[],
+        false,
+        &["1"],
+        &[r#""s""#],
+    );
+    // Draft-07: an $id beside $ref does not change the base.
+    refs_case(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "$id": "http://ex.com/r.json",
+               "definitions": {"a": {"$id": "http://ex.com/other/", "$ref": "b.json"}, "b": {"$id": "b.json", "type": "integer"}},
+               "allOf": [{"$ref": "#/definitions/a"}]}),
+        &[("http://ex.com/other/b.json", json!({"type": "string"}))],
+        false,
+        &["1"],
+        &[r#""s""#],
+    );
+}
+
+#[test]
+fn refs_each_resource_keeps_its_draft() {
+    // A 2019-09 document: prefixItems is no keyword there.
+    refs_case(
+        json!({"type": "array", "$ref": "http://ex.com/old.json"}),
+        &[("http://ex.com/old.json", json!({"$schema": "https://json-schema.org/draft/2019-09/schema", "prefixItems": [{"type": "string"}]}))],
+        false,
+        &["[1,2]", r#"["a"]"#],
+        &["{}"],
+    );
+    // A draft-07 document from a 2020-12 root: siblings of $ref are ignored there.
+    refs_case(
+        json!({"$ref": "http://ex.com/d7.json"}),
+        &[("http://ex.com/d7.json", json!({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"i": {"type": "integer"}}, "$ref": "#/definitions/i", "minimum": 5}))],
+        false,
+        &["1", "7"],
+        &[r#""a""#],
+    );
+    // And the root's own prefixItems still holds.
+    refs_case(json!({"prefixItems": [{"type": "string"}]}), &[], false, &[r#"["a",1]"#], &["[1]"]);
+}
+
+#[test]
+fn refs_metaschemas_built_in() {
+    // The draft-07 metaschema: resolved with nothing given; its uniqueItems is
+    // refused by name (strict), ignored with a warning (lenient).
+    let s = json!({"$ref": "http://json-schema.org/draft-07/schema#"});
+    let e = to_cfg(&s, &SchemaOptions::default()).unwrap_err();
+    assert!(e.message().contains("`uniqueItems` at http://json-schema.org/draft-07/schema#/definitions/"), "{e:?}");
+    refs_case(s, &[], true, &[r#"{"type":"string"}"#, r#"{"minLength":2}"#, "true"], &[r#"{"type":3}"#, r#"{"minLength":-1}"#, "3"]);
+    // Every built-in URI parses and is found.
+    let uris = super::metaschemas::uris();
+    assert_eq!(uris.len(), 19);
+    for u in uris {
+        assert!(super::metaschemas::get(&u).is_some_and(|v| v.is_object()), "{u}");
+    }
+    // A part of the draft-04 metaschema without uniqueItems compiles strictly.
+    refs_case(json!({"$ref": "http://json-schema.org/draft-04/schema#/definitions/positiveInteger"}), &[], false, &["0", "3"], &["-1", "1.5"]);
+}
+
+#[test]
+fn refs_remote_not_given_is_a_named_error() {
+    let e = to_cfg(&json!({"properties": {"a": {"$ref": "other.json#/x"}}, "$id": "http://ex.com/r.json"}), &SchemaOptions::default()).unwrap_err();
+    let m = e.message();
+    assert_eq!(e.kind(), crate::ErrorKind::Schema);
+    for part in ["`$ref`", "#/properties/a/$ref", "\"http://ex.com/other.json\"", "refs", "--ref URI=FILE", "nothing is fetched"] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    // A registry key with a fragment is refused.
+    let refs = std::sync::Arc::new(vec![("http://ex.com/a#x".to_string(), json!({}))]);
+    assert!(to_cfg(&json!({}), &SchemaOptions { refs, ..Default::default() }).unwrap_err().message().contains("fragment"));
+}
+
+#[test]
+fn uri_resolution_rfc3986() {
+    // RFC 3986 §5.4.1 (normal examples) and §5.4.2 (abnormal ones).
+    let base = "http://a/b/c/d;p?q";
+    for (r, want) in [
+        ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"), ("/g", "http://a/g"), ("//g", "http://g"),
+        ("?y", "http://a/b/c/d;p?y"), ("g?y", "http://a/b/c/g?y"), ("#s", "http://a/b/c/d;p?q#s"), ("g#s", "http://a/b/c/g#s"),
+        ("", "http://a/b/c/d;p?q"), (".", "http://a/b/c/"), ("./", "http://a/b/c/"), ("..", "http://a/b/"), ("../", "http://a/b/"),
+        ("../g", "http://a/b/g"), ("../..", "http://a/"), ("../../g", "http://a/g"), ("../../../g", "http://a/g"),
+        ("/./g", "http://a/g"), ("/../g", "http://a/g"), ("g.", "http://a/b/c/g."), ("g/../h", "http://a/b/c/h"), ("g;x=1/../y", "http://a/b/c/y"),
+        ("urn:x:y#z", "urn:x:y#z"),
+    ] {
+        assert_eq!(super::ir::resolve_uri(base, r), want, "{r}");
+    }
+    assert_eq!(super::ir::resolve_uri("", "#/a"), "#/a");
+    assert_eq!(super::ir::resolve_uri("urn:uuid:1234", "#foo"), "urn:uuid:1234#foo");
+}
