@@ -158,8 +158,14 @@ export interface StructuredOutputOptions
  * `logits_processor: processor`. Batches of any size (one matcher per row).
  */
 export class StructuredOutputProcessor {
-  /** Read and cache the tokenizer's vocabulary now (the first constructor otherwise pays for it). */
-  static warmup(tokenizer: TransformersTokenizer | PreparedVocab): void;
+  /**
+   * Read and cache the tokenizer's vocabulary now, and walk a small schema's
+   * instance through the masks once, so that the wasm code and the common
+   * string and number walks are ready before the first request (the first
+   * constructor otherwise pays for it). Returns true when that walk reached
+   * the instance's end (once per vocabulary).
+   */
+  static warmup(tokenizer: TransformersTokenizer | PreparedVocab): boolean;
   constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat, options?: StructuredOutputOptions);
   /** Runs the processors in order on `logits` (a Tensor [batch, vocab]), in place; returns it. */
   _call(inputIds: bigint[][], logits: LogitsTensor): any;

@@ -201,7 +201,10 @@ test('StructuredOutputProcessor: stop when complete, bounded trailing whitespace
 test('StructuredOutputProcessor: batches, refusals, LogitsProcessorList, warmup and caches', async () => {
   const T = await tf();
   const tok = await tokenizer();
-  StructuredOutputProcessor.warmup(tok);
+  // The warm-up walks its whole instance through the masks (with this
+  // vocabulary and the processor's default whitespace), once.
+  assert.equal(StructuredOutputProcessor.warmup(tok), true, 'the warm-up instance is walked to its end');
+  assert.equal(StructuredOutputProcessor.warmup(tok), true);
   const fmt = { type: 'lark', grammar: 'start: ("a" | "b")+ "."\n' };
   const t0 = performance.now();
   const proc = new StructuredOutputProcessor(tok, fmt, { trigger: ':' });

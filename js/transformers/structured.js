@@ -2,7 +2,7 @@
 // transformers.js tokenizer, as a LogitsProcessorList holding one
 // GrammarLogitsProcessor.
 import { GrammarLogitsProcessor } from './processor.js';
-import { PreparedVocab } from './grammask.js';
+import { Matcher, PreparedVocab, compile } from './grammask.js';
 import { compileCached, tokenData, vocabFor } from './caches.js';
 
 // The processor's default JSON whitespace: the layout the model prefers
@@ -12,6 +12,56 @@ import { compileCached, tokenData, vocabFor } from './caches.js';
 // JSON SmolLM2 ranks first; 'flexible' with runs of 4 cut its 4-space indent.
 const DEFAULT_WHITESPACE = { whitespace: 'flexible', maxWhitespace: 16 };
 const JSON_FORMATS = ['json_schema', 'json_object', 'json'];
+
+// Warm-up: a schema and an instance of it, walked once per vocabulary. A
+// wasm engine compiles and optimizes each function when it first runs, so
+// the first request's first visits (string bodies, numbers, arrays, keys)
+// paid several ms each in the middle of generation; this moves that to
+// `warmup()` (or the first construction). It also fills the vocabulary's
+// cache of lexeme-loop walks for the common bodies.
+const WARM_SCHEMA = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', maxLength: 40 }, note: { type: 'string' }, n: { type: 'integer', minimum: 0 }, x: { type: 'number' },
+    ok: { type: 'boolean' }, tags: { type: 'array', items: { type: 'string' }, maxItems: 4 }, o: { type: 'object', properties: { k: { enum: ['a', 'b'] } } },
+  },
+  required: ['name', 'n'],
+};
+const WARM_TEXT = '{\n  "name": "Ada Lovelace",\n  "note": "first \\"program\\", 1843",\n  "n": 42,\n  "x": -1.5e3,\n  "ok": true,\n  "tags": ["a", "b c"],\n  "o": {"k": "a"}\n}';
+const warmed = new WeakMap(); // vocabulary -> the walk reached the end
+
+// Commit WARM_TEXT through the masks, each step the longest allowed token
+// that spells the text on; true if it reached the end. Failures are ignored:
+// it only saves time.
+function warmCode(vocab, data) {
+  let store, m;
+  try {
+    store = compile(vocab, { type: 'json_schema', json_schema: WARM_SCHEMA }, DEFAULT_WHITESPACE);
+    m = new Matcher(store);
+    const mask = new Uint32Array(m.maskWords);
+    const text = new TextEncoder().encode(WARM_TEXT);
+    const { bytes, offsets, n } = data;
+    for (let at = 0; at < text.length;) {
+      m.fillMask(mask);
+      let best = -1, len = 0;
+      for (let t = 0; t < n; t++) {
+        const s = offsets[t], l = offsets[t + 1] - s;
+        if (l <= len || at + l > text.length || !((mask[t >>> 5] >>> (t & 31)) & 1)) continue;
+        let k = 0;
+        while (k < l && bytes[s + k] === text[at + k]) k++;
+        if (k === l) { best = t; len = l; }
+      }
+      if (best < 0) break;
+      m.commitToken(best);
+      at += len;
+    }
+    m.fillMask(mask);
+    return m.isAccepting();
+  } catch { return false; } finally {
+    m?.free();
+    store?.free();
+  }
+}
 
 const SIGNATURE = 'new StructuredOutputProcessor(tokenizer, responseFormat, options?)';
 
@@ -48,7 +98,9 @@ export class StructuredOutputProcessor {
   static warmup(tokenizer) {
     const v = vocabFor(tokenizer);
     v.prepare();
-    tokenData(v);
+    const d = tokenData(v);
+    if (!warmed.has(v)) warmed.set(v, warmCode(v, d));
+    return warmed.get(v);
   }
 
   constructor(tokenizer, responseFormat, options = {}) {
@@ -58,6 +110,7 @@ export class StructuredOutputProcessor {
     const o = options ?? {};
     const { whitespace, maxWhitespace, lenient, refs, cache = true, ...rest } = o;
     const vocab = vocabFor(tokenizer);
+    StructuredOutputProcessor.warmup(vocab); // once per vocabulary
     const compileOptions = {};
     if (whitespace !== undefined) compileOptions.whitespace = whitespace;
     else if (JSON_FORMATS.includes(responseFormat?.type)) Object.assign(compileOptions, DEFAULT_WHITESPACE);
