@@ -71,6 +71,20 @@ export class GrammarLogitsProcessor {
     if (tokenizer !== undefined) checkStoreOnce(vocabFor(tokenizer), store);
     closure.store = store;
     closure.data = tokenData(store);
+    // The trigger's and the closing's token tables (a scan of the vocabulary
+    // per matched length, cached per vocabulary): built with the processor,
+    // not at the steps that first reach each length (3-5 ms each).
+    if (trigger !== undefined) {
+      const t = closure.data.trigger(trigger);
+      for (let j = 0; j < t.p.length; j++) {
+        closure.data.triggerCompletions(t, j);
+        closure.data.continuations(trigger, j);
+      }
+    }
+    if (closing !== undefined) {
+      const c = closure.data.closing(closing);
+      for (let j = 0; j < c.p.length; j++) closure.data.continuations(closing, j);
+    }
     const chat = trigger !== undefined || closing !== undefined;
     closure.options = {
       // Probing a closing or a trigger's rest rolls back up to a token's length in bytes.
@@ -88,8 +102,7 @@ export class GrammarLogitsProcessor {
     // computes the initial position's mask (store entries, or a direct mask in
     // its cache) and commits and rolls back one token (a store loaded from a
     // blob decodes its token bytes at the first commit); the first row of the
-    // first generation takes that matcher. (The trigger and closing tables are
-    // built when a step first needs them: a few ms each.)
+    // first generation takes that matcher.
     closure.spare = null;
     if (prefetchMs > 0) {
       setTimeout(() => {

@@ -313,6 +313,26 @@ mod real {
         let t1 = Instant::now();
         let trie = TokenTrie::new(&vocab);
         let trie_time = t1.elapsed();
+        // The cut depth: the least depth (at least 8) with at most
+        // max(1,024, 1/128 of the nodes) deeper, counted from the trie's
+        // preorder (a node's depth = its open ancestors).
+        let n = trie.node_count();
+        let mut deeper = vec![0usize; trie.max_depth() + 2];
+        let mut open: Vec<u32> = Vec::new();
+        for i in 1..n as u32 {
+            while open.last().is_some_and(|&a| trie.subtree_end(a) <= i) {
+                open.pop();
+            }
+            open.push(i);
+            for d in 0..open.len() {
+                deeper[d] += 1; // node i lies deeper than d
+            }
+        }
+        let few = (n / 128).max(1024);
+        let cut = trie.cut_depth();
+        assert!(cut >= 8 && cut <= trie.max_depth(), "{name}: cut {cut}");
+        assert!(deeper[cut] <= few || cut == trie.max_depth(), "{name}: {} nodes below the cut {cut}", deeper[cut]);
+        assert!(cut == 8 || deeper[cut - 1] > few, "{name}: cut {cut} is not the least");
         let invalid = (0..vocab.len())
             .filter(|&t| std::str::from_utf8(vocab.token_bytes(TokenId::new(t))).is_err())
             .count();
