@@ -533,6 +533,12 @@ impl Table {
     fn prefers_longest(re: &str, who: &dyn Fn() -> String) -> Result<bool> {
         let a = regex_table(re, MatchKind::LeftmostFirst, who)?;
         let b = regex_table(re, MatchKind::All, who)?;
+        Ok(Table::same_language(&a, &b, MAX_PRODUCT_STATES) == Some(true))
+    }
+
+    /// Whether `a` and `b` accept the same texts (a walk of their product);
+    /// `None` past `limit` product states.
+    fn same_language(a: &Table, b: &Table, limit: usize) -> Option<bool> {
         let acc = |t: &Table, s: u32| s != NONE && t.accept[s as usize];
         let step = |t: &Table, s: u32, c: usize| if s == NONE { NONE } else { t.next[s as usize * 256 + c] };
         let mut seen = std::collections::HashSet::new();
@@ -541,17 +547,17 @@ impl Table {
             if (x == NONE && y == NONE) || !seen.insert((x, y)) {
                 continue;
             }
-            if acc(&a, x) != acc(&b, y) {
-                return Ok(false);
+            if acc(a, x) != acc(b, y) {
+                return Some(false);
             }
-            if seen.len() > MAX_PRODUCT_STATES {
-                return Ok(false);
+            if seen.len() > limit {
+                return None;
             }
             for c in 0..256 {
-                stack.push((step(&a, x, c), step(&b, y, c)));
+                stack.push((step(a, x, c), step(b, y, c)));
             }
         }
-        Ok(true)
+        Some(true)
     }
 
     /// Keeps the states from which an accepting state is reachable
@@ -956,22 +962,7 @@ mod tests {
             r"(?i:select|from)",
             r"\p{L}+",
         ];
-        let equal_language = |a: &Table, b: &Table| {
-            let acc = |t: &Table, s: u32| s != NONE && t.accept[s as usize];
-            let step = |t: &Table, s: u32, c: usize| if s == NONE { NONE } else { t.next[s as usize * 256 + c] };
-            let mut seen = std::collections::HashSet::new();
-            let mut stack = vec![(a.start, b.start)];
-            while let Some((x, y)) = stack.pop() {
-                if (x == NONE && y == NONE) || !seen.insert((x, y)) {
-                    continue;
-                }
-                if acc(a, x) != acc(b, y) || (x == NONE) != (y == NONE) {
-                    return false;
-                }
-                stack.extend((0..256).map(|c| (step(a, x, c), step(b, y, c))));
-            }
-            true
-        };
+        let equal_language = |a: &Table, b: &Table| Table::same_language(a, b, usize::MAX) == Some(true);
         let mut fewer = 0;
         for re in res {
             let ours = regex_table(re, MatchKind::All, &who).unwrap();
