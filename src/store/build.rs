@@ -371,16 +371,21 @@ pub(crate) struct Walker {
     /// Each position's lexeme-loop walk (`None`: no loop), once per
     /// position: a position that stays direct is walked at every mask, and
     /// its loop (a breadth-first search and a minimisation) is the same
-    /// each time. At most [`LOOP_MEMO`] positions, then cleared.
+    /// each time. At most [`LOOP_MEMO`] positions or [`LOOP_MEMO_WORDS`]
+    /// words of walks (it keeps walks the vocabulary's cache may evict),
+    /// then cleared.
     loop_memo: HashMap<(u32, u32), Option<Rc<LoopWalk>>>,
+    loop_memo_words: usize,
 }
 
 /// Most positions in [`Walker`]'s loop memo.
 const LOOP_MEMO: usize = 4096;
+/// Most words of loop walks in [`Walker`]'s loop memo (8 MiB).
+const LOOP_MEMO_WORDS: usize = 1 << 21;
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default() }
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0 }
     }
 }
 
@@ -471,10 +476,13 @@ impl Walker {
             Some(lw) => lw.clone(),
             None => {
                 let lw = lexeme_loop(cx, l, x, trie).map(|sig| loop_walks(&sig));
-                if self.loop_memo.len() >= LOOP_MEMO {
+                let words = lw.as_ref().map_or(0, |w| w.inside.len() + 2 * w.frontier.len() + w.paths.len() / 4) + 4;
+                if self.loop_memo.len() >= LOOP_MEMO || self.loop_memo_words + words > LOOP_MEMO_WORDS {
                     self.loop_memo.clear();
+                    self.loop_memo_words = 0;
                 }
                 self.loop_memo.insert((l, x), lw.clone());
+                self.loop_memo_words += words;
                 lw
             }
         };
