@@ -753,10 +753,11 @@ fn loop_signature(cx: StepCtx<'_>, l: u32, x: u32, horizon: usize, max: usize) -
     }
     // No token reads past the longest one: no cut there.
     let cut = cut && horizon < max;
-    if cut && loop_heights(&rows, order.len(), &(0..nc).collect::<Vec<_>>(), nc)[0] == u32::MAX {
+    let heights = loop_heights(&rows, order.len(), &(0..nc).collect::<Vec<_>>(), nc);
+    if cut && heights[0] == u32::MAX {
         return Some(Err(()));
     }
-    if let Some(r2) = minimise_loop(&rows, order.len(), nc) {
+    if let Some(r2) = minimise_loop(&rows, order.len(), nc, &heights) {
         rows = r2;
     }
     // The loop's classes: lexer classes (by first byte) with equal columns.
@@ -804,14 +805,10 @@ const MINIMISE_WORK: usize = 1 << 22;
 /// still become (the keys and enum literals a string could still spell):
 /// one string body had up to 2,000 lexer states, merged into about 15. Exits
 /// are walked from the lexer state replayed along the exit node's path
-/// ([`LoopWalk::paths`]), not from a loop state.
-fn minimise_loop(rows: &[u32], ns: usize, nc: usize) -> Option<Vec<u32>> {
-    minimise_loop_with(rows, ns, nc, true)
-}
-
-/// [`minimise_loop`], with heights in the initial partition or not (the
-/// result is the same; tests compare the two).
-fn minimise_loop_with(rows: &[u32], ns: usize, nc: usize, heights: bool) -> Option<Vec<u32>> {
+/// ([`LoopWalk::paths`]), not from a loop state. `height`: the states'
+/// [`loop_heights`] (any per-state values that equal states share give the
+/// same result; tests compare with all zeros).
+fn minimise_loop(rows: &[u32], ns: usize, nc: usize, height: &[u32]) -> Option<Vec<u32>> {
     if ns < 2 {
         return None;
     }
@@ -827,7 +824,6 @@ fn minimise_loop_with(rows: &[u32], ns: usize, nc: usize, heights: bool) -> Opti
         }
     }
     let cols: Vec<usize> = cols.into_iter().map(|c| c.1).collect();
-    let height = if heights { loop_heights(rows, ns, &cols, nc) } else { vec![0; ns] };
     // Initial classes: the codes' kinds and the height (equal states have
     // equal heights, so the final partition is the same; a counted body,
     // `{0,80}`, is a chain of states that all differ in height, and is
@@ -1309,7 +1305,8 @@ mod loop_tests {
         });
         runner
             .run(&table, |(ns, nc, rows)| {
-                prop_assert_eq!(minimise_loop_with(&rows, ns, nc, true), minimise_loop_with(&rows, ns, nc, false));
+                let all: Vec<usize> = (0..nc).collect();
+                prop_assert_eq!(minimise_loop(&rows, ns, nc, &loop_heights(&rows, ns, &all, nc)), minimise_loop(&rows, ns, nc, &vec![0; ns]));
                 Ok(())
             })
             .unwrap();
@@ -1320,8 +1317,9 @@ mod loop_tests {
         for i in 0..n {
             rows.extend([if i + 1 < n { i as u32 + 1 } else { LOOP_DEAD }, LOOP_EXIT]);
         }
-        assert_eq!(loop_heights(&rows, n, &[0, 1], 2)[0], 200);
-        assert_eq!(minimise_loop(&rows, n, 2), None);
+        let heights = loop_heights(&rows, n, &[0, 1], 2);
+        assert_eq!(heights[0], 200);
+        assert_eq!(minimise_loop(&rows, n, 2, &heights), None);
     }
 
     /// Every position that has a lexeme loop: its entries through the loop
