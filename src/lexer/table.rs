@@ -124,19 +124,69 @@ impl Packed {
 /// The byte classes of a 256-wide table with `n` states (bytes with equal
 /// columns) and one byte of each class.
 fn own_classes(next: &[u32], n: usize) -> ([u8; 256], Vec<usize>) {
-    let col = |b: usize| (0..n).map(move |s| next[s * 256 + b]);
+    let mut r = Refiner::new();
+    for row in next[..n * 256].chunks_exact(256) {
+        if !r.refine(row) {
+            break;
+        }
+    }
     let mut class = [0u8; 256];
     let mut reps: Vec<usize> = Vec::new();
-    for b in 0..256 {
-        match reps.iter().position(|&r| col(r).eq(col(b))) {
-            Some(c) => class[b] = c as u8,
-            None => {
-                class[b] = reps.len() as u8;
-                reps.push(b);
-            }
+    for (b, c) in class.iter_mut().enumerate() {
+        *c = r.classes[b] as u8;
+        if r.classes[b] as usize == reps.len() {
+            reps.push(b);
         }
     }
     (class, reps)
+}
+
+/// The coarsest partition of the bytes that a sequence of 256-wide rows
+/// treats alike, refined row by row; classes are numbered in order of
+/// their first byte. A row's refinement looks its `(class, next state)`
+/// pairs up in a small stamped hash table (a row holds few distinct pairs),
+/// not in a list: a string of up to 512 characters has 7,176 rows.
+struct Refiner {
+    classes: [u16; 256],
+    n: usize,
+    /// Open addressing, 1,024 slots: `(stamp, class, next, new class)`.
+    slots: Vec<(u32, u16, u32, u16)>,
+    stamp: u32,
+}
+
+impl Refiner {
+    fn new() -> Refiner {
+        Refiner { classes: [0; 256], n: 1, slots: vec![(0, 0, 0, 0); 1024], stamp: 0 }
+    }
+
+    /// Refines by one row; false once every byte is a class of its own.
+    fn refine(&mut self, row: &[u32]) -> bool {
+        if self.n == 256 {
+            return false;
+        }
+        self.stamp += 1;
+        let mut refined = [0u16; 256];
+        let mut n = 0u16;
+        for b in 0..256 {
+            let (c, t) = (self.classes[b], row[b]);
+            let h = (c as u32).wrapping_mul(0x9E37_79B9) ^ t.wrapping_mul(0x85EB_CA6B);
+            let mut i = (h ^ h >> 16) as usize & 1023;
+            refined[b] = loop {
+                let slot = &mut self.slots[i];
+                if slot.0 != self.stamp {
+                    *slot = (self.stamp, c, t, n);
+                    n += 1;
+                    break n - 1;
+                }
+                if slot.1 == c && slot.2 == t {
+                    break slot.3;
+                }
+                i = (i + 1) & 1023;
+            };
+        }
+        (self.classes, self.n) = (refined, n as usize);
+        true
+    }
 }
 
 /// The cached table for `key`, else `make()`'s (kept when it succeeds).
@@ -582,10 +632,13 @@ impl Table {
                 }
             }
         }
+        // Each predecessor once (a row names few distinct states).
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut last = vec![NONE; n];
         for s in (0..n).filter(|&s| reach[s]) {
             for &t in &next[s * 256..(s + 1) * 256] {
-                if t != NONE {
+                if t != NONE && last[t as usize] != s as u32 {
+                    last[t as usize] = s as u32;
                     preds[t as usize].push(s as u32);
                 }
             }
@@ -779,29 +832,15 @@ impl Table {
 /// alike (same next state from every state): `(class of each byte, number
 /// of classes)`, classes numbered in order of their first byte.
 fn byte_classes<'a>(tables: impl Iterator<Item = &'a Rc<Table>>) -> ([u16; 256], usize) {
-    let (mut classes, mut n) = ([0u16; 256], 1);
-    let mut ids: Vec<(u16, u32)> = Vec::with_capacity(256);
+    let mut r = Refiner::new();
     for t in tables {
         for row in t.next.chunks_exact(256) {
-            if n == 256 {
-                return (classes, n);
+            if !r.refine(row) {
+                return (r.classes, r.n);
             }
-            ids.clear();
-            let mut refined = [0u16; 256];
-            for b in 0..256 {
-                let k = (classes[b], row[b]);
-                refined[b] = match ids.iter().position(|&x| x == k) {
-                    Some(i) => i as u16,
-                    None => {
-                        ids.push(k);
-                        ids.len() as u16 - 1
-                    }
-                };
-            }
-            (classes, n) = (refined, ids.len());
         }
     }
-    (classes, n)
+    (r.classes, r.n)
 }
 
 /// Compiles terminal `t`; `Ok(None)` for `%declare`d terminals. Rejects

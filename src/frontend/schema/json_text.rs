@@ -44,6 +44,35 @@ fn encoded_char(c: char) -> Hir {
     Hir::literal(q[1..q.len() - 1].as_bytes().to_vec())
 }
 
+/// The alternation of sorted, distinct ASCII `texts`, factored by common
+/// prefixes, with final single characters merged into classes (the 34
+/// escapes of a class holding every control character become
+/// `\\["\\bfnrt]|\\u00(?:0[0-7bef]|1[0-9a-f])`-like text, not 34
+/// branches, which keeps the NFA, and the time to determinize it, small).
+fn factored(texts: &[&[u8]]) -> Hir {
+    let mut alts = Vec::new();
+    let mut finals = Vec::new(); // one-character texts: merged into a class
+    let mut i = 0;
+    while i < texts.len() {
+        let b = texts[i][0];
+        let j = i + texts[i..].iter().take_while(|t| t[0] == b).count();
+        if texts[i].len() == 1 && j == i + 1 {
+            finals.push(ClassUnicodeRange::new(b as char, b as char));
+        } else {
+            let head = Hir::literal(vec![b]);
+            let rest: Vec<&[u8]> = texts[i..j].iter().map(|t| &t[1..]).filter(|t| !t.is_empty()).collect();
+            let tail = factored(&rest);
+            let tail = if rest.len() < j - i { Hir::repetition(Repetition { min: 0, max: Some(1), greedy: true, sub: Box::new(tail) }) } else { tail };
+            alts.push(Hir::concat(vec![head, tail]));
+        }
+        i = j;
+    }
+    if !finals.is_empty() {
+        alts.insert(0, Hir::class(Class::Unicode(ClassUnicode::new(finals))));
+    }
+    Hir::alternation(alts)
+}
+
 /// A regex over string values → a regex over their JSON text (without the
 /// quotes), canonical escaping.
 pub fn json_encode(h: &Hir) -> Result<Hir, String> {
@@ -63,10 +92,12 @@ pub fn json_encode(h: &Hir) -> Result<Hir, String> {
             if plain.ranges().first().is_some() {
                 alts.push(Hir::class(Class::Unicode(plain)));
             }
-            for r in special.ranges() {
-                for ch in r.start()..=r.end() {
-                    alts.push(encoded_char(ch));
-                }
+            let escapes: Vec<String> =
+                special.ranges().iter().flat_map(|r| r.start()..=r.end()).map(|ch| quote(&ch.to_string())).collect();
+            if !escapes.is_empty() {
+                let mut texts: Vec<&[u8]> = escapes.iter().map(|q| &q.as_bytes()[1..q.len() - 1]).collect();
+                texts.sort_unstable();
+                alts.push(factored(&texts));
             }
             if alts.is_empty() {
                 Hir::fail()
@@ -129,6 +160,19 @@ mod tests {
         assert!(pattern_string_regex("(?=a)").is_err());
         assert!(pattern_string_regex("\\bfoo").is_err());
         assert!(pattern_string_regex("[").is_err());
+    }
+
+    #[test]
+    fn escapes_factored() {
+        // Every escaped character in one class: factored, not 34 branches.
+        let r = pattern_string_regex("^[\\x00-\\x1f\"\\\\]$").unwrap();
+        assert!(r.len() < 120, "{r}");
+        for c in (0u8..0x20).chain([b'"', b'\\']) {
+            assert!(full(&r, &quote(&(c as char).to_string())), "{c:#x} in {r}");
+        }
+        for bad in [r#""\u0008""#, r#""\/""#, r#""\u001F""#, r#""\u0020""#, r#""a""#, "\"\u{1}\""] {
+            assert!(!full(&r, bad), "{bad} in {r}");
+        }
     }
 
     #[test]
