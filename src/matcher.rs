@@ -312,6 +312,7 @@ impl Matcher {
             if let Some(s) = t.always(c.q).filter(|_| ci > 0) {
                 t.sets.or_into(s, out);
             }
+            t.or_inside(c.q, out);
             let range = t.entries(c.q);
             if range.is_empty() {
                 continue;

@@ -256,6 +256,7 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
         asm: Assembler::default(),
         transitions: 0,
         first_visit_budget: FIRST_VISIT_BUDGET,
+        inside_ids: Default::default(),
     };
     MaskStore {
         lexer,
@@ -443,17 +444,39 @@ impl Walker {
         x: u32,
         transitions: &mut u64,
     ) -> Entries {
+        self.entries_apart(cx, trie, loop_walks, seqs, l, x, transitions, true).0
+    }
+
+    /// [`Walker::entries_via_loop`], with the loop's inside tokens joined
+    /// into the empty sequence's entry (`join`), or left out and the loop
+    /// walk returned (a lazy store keeps its mask words by reference: see
+    /// `Tables::q_inside`).
+    #[allow(clippy::too_many_arguments)]
+    fn entries_apart(
+        &mut self,
+        cx: StepCtx<'_>,
+        trie: &TokenTrie,
+        loop_walks: &mut dyn FnMut(&[u32]) -> Rc<LoopWalk>,
+        seqs: &mut SeqInterner,
+        l: u32,
+        x: u32,
+        transitions: &mut u64,
+        join: bool,
+    ) -> (Entries, Option<Rc<LoopWalk>>) {
         let mut sink = Collect { seqs, out: HashMap::default(), transitions: 0 };
         let lw = self.walk_position(cx, trie, loop_walks, l, x, &mut sink);
         *transitions += sink.transitions;
         if self.over {
-            return Vec::new();
+            return (Vec::new(), None);
         }
-        let inside: Option<Vec<u32>> = lw.map(|lw| lw.inside_ids().collect());
+        let (lw, inside): (_, Option<Vec<u32>>) = match lw {
+            Some(lw) if join => (None, Some(lw.inside_ids().collect())),
+            lw => (lw, None),
+        };
         *transitions += inside.as_ref().map_or(0, |v| v.len() as u64);
         let mut list = self.finish(cx, sink.seqs, sink.out, inside.as_ref());
         super::streamline::merge(&mut list);
-        list
+        (list, lw)
     }
 
     /// Walk the token trie from position `(l, x)` into `sink`: through the
@@ -1159,6 +1182,9 @@ pub(crate) struct Lazy {
     asm: Assembler,
     transitions: u64,
     first_visit_budget: u64,
+    /// Loop walk (by address; `Tables::insides` keeps it alive) → its index
+    /// in `Tables::insides`.
+    inside_ids: crate::hash::FxMap<usize, u32>,
 }
 
 impl std::fmt::Debug for Lazy {
@@ -1238,7 +1264,8 @@ impl Lazy {
         let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
         self.walker.budget = budget;
         self.walker.over = false;
-        let list = self.walker.entries_via_loop(cx, pv.trie(), &mut lw, &mut self.seqs, l, x, &mut self.transitions);
+        let (list, inside) =
+            self.walker.entries_apart(cx, pv.trie(), &mut lw, &mut self.seqs, l, x, &mut self.transitions, false);
         self.walker.budget = u64::MAX;
         if self.walker.over {
             self.walker.over = false;
@@ -1246,6 +1273,16 @@ impl Lazy {
         }
         let none = super::streamline::ContextVerdicts::default();
         self.asm.add(t, &store.grammar, &none, q as usize, x, &list, &[]);
+        if let Some(lw) = inside.filter(|w| !w.inside.is_empty()) {
+            let i = *self.inside_ids.entry(Rc::as_ptr(&lw) as usize).or_insert_with(|| {
+                t.insides.push(lw.clone());
+                t.insides.len() as u32 - 1
+            });
+            if t.q_inside.len() <= q as usize {
+                t.q_inside.resize(store.n_positions(), NONE);
+            }
+            t.q_inside[q as usize] = i;
+        }
         self.done[q as usize] = COMPUTED;
         self.n_done += 1;
         true

@@ -102,6 +102,16 @@ pub struct Tables {
     /// Parser-context verdicts (streamlining beyond the paper; empty when
     /// the store has none). See [`ContextTable`].
     pub(crate) ctx: ContextTable,
+    /// Stores compiled per request: per q (may be shorter than the
+    /// positions), an index into `insides` or `NONE`. The position's lexeme
+    /// loop's inside tokens, allowed with no parser check like `q_always`'s,
+    /// kept as the loop walk's mask words (shared with the vocabulary's
+    /// loop cache) instead of copied into a set on every first visit.
+    /// [`MaskStore::to_bytes`] joins them into `q_always`.
+    #[cfg(feature = "compiler")]
+    pub(crate) q_inside: Vec<u32>,
+    #[cfg(feature = "compiler")]
+    pub(crate) insides: Vec<Rc<crate::vocab::prepared::LoopWalk>>,
 }
 
 impl Tables {
@@ -127,6 +137,17 @@ impl Tables {
     pub fn always(&self, q: QId) -> Option<u32> {
         let s = self.q_always[q as usize];
         (s != NONE).then_some(s)
+    }
+
+    /// OR `q`'s loop-inside tokens (see `q_inside`) into `mask`.
+    #[inline]
+    pub(crate) fn or_inside(&self, q: QId, mask: &mut [u32]) {
+        #[cfg(feature = "compiler")]
+        if let Some(&i) = self.q_inside.get(q as usize).filter(|&&i| i != NONE) {
+            sets::or_words(mask, &self.insides[i as usize].inside);
+        }
+        #[cfg(not(feature = "compiler"))]
+        let _ = (q, mask);
     }
 
     #[inline]
@@ -469,6 +490,36 @@ impl MaskStore {
     /// Compute every position (before writing a blob, or for stats).
     pub fn ensure_all(&self) {
         self.ensure(0..self.n_positions() as QId);
+    }
+
+    /// Join every position's loop-inside tokens into its always-set (the
+    /// form a blob stores). Masks are unchanged.
+    #[cfg(feature = "compiler")]
+    pub(crate) fn join_insides(&self) {
+        let mut t = self.tables.borrow_mut();
+        let t = &mut *t;
+        if t.q_inside.iter().all(|&i| i == NONE) {
+            return;
+        }
+        let mut mask = vec![0u32; self.mask_words()];
+        let mut dedup = crate::hash::FxMap::default();
+        for q in 0..t.q_inside.len() {
+            if t.q_inside[q] == NONE {
+                continue;
+            }
+            match t.always(q as QId) {
+                Some(s) => t.sets.set_into(s, &mut mask),
+                None => mask.fill(0),
+            }
+            t.or_inside(q as QId, &mut mask);
+            let ids: Vec<u32> = mask
+                .iter()
+                .enumerate()
+                .flat_map(|(w, &word)| (0..32).filter(move |b| word >> b & 1 == 1).map(move |b| w as u32 * 32 + b))
+                .collect();
+            t.q_always[q] = sets::add_dedup(&mut t.sets, &mut dedup, &ids);
+            t.q_inside[q] = NONE;
+        }
     }
 
     /// Positions whose entries are computed (all of them for a complete store).

@@ -76,7 +76,7 @@ impl std::fmt::Debug for DenseCache {
 
 /// `mask[i] |= src[i]` for `i < src.len()` (`mask.len() >= src.len()`).
 #[inline]
-fn or_words(mask: &mut [u32], src: &[u32]) {
+pub(crate) fn or_words(mask: &mut [u32], src: &[u32]) {
     let mask = &mut mask[..src.len()];
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {

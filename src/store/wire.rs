@@ -442,6 +442,8 @@ impl MaskStore {
     /// Serialize to a blob (a lazy store computes its missing positions first).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.ensure_all();
+        #[cfg(feature = "compiler")]
+        self.join_insides();
         let t = self.tables();
         let mut lexr = SectionWriter::default();
         write_lexer(&self.lexer, &mut lexr);
@@ -631,6 +633,7 @@ impl MaskStore {
                 entry_lcp: Vec::new(),
                 sets: super::sets::TokenSets::new(words, vocab_len, index, data),
                 ctx,
+                ..Default::default()
             }),
             #[cfg(feature = "compiler")]
             lazy: None,
