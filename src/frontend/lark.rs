@@ -40,7 +40,7 @@ mod json_embed;
 mod normalize;
 pub(crate) mod syntax;
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -269,7 +269,7 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, lexer: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
+        Builder { defs: Vec::new(), index: HashMap::default(), ignore: Vec::new(), indent: None, lexer: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
     }
 
     fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {

@@ -20,7 +20,7 @@
 //! - `LA(q, A -> ω)` → `la` rows, one per reduction (completed item) of a state
 //! - `N`, `S`, `traverse` → `digraph`'s `num`, `stack`, explicit call stack
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 use super::{Action, LrTableParts, LrTables, SparseGoto, MAX_ACTION_ID};
 use crate::err;
@@ -586,7 +586,7 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
         }
     };
     // Reductions are grouped by state: settle each state's terminals at once.
-    let mut by_term: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut by_term: HashMap<u32, Vec<u32>> = HashMap::default();
     let mut k = 0;
     while k < reductions.len() {
         let p = reductions[k].state as usize;

@@ -637,7 +637,7 @@ pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
             }
         }
     }
-    let mut new_payload: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut new_payload: crate::hash::FxMap<u32, Vec<u32>> = Default::default();
     for k in 0..n {
         let Some((p, w)) = parent[k] else { continue };
         if 1 + nb + (w as usize).div_ceil(2) >= payload(k) {

@@ -25,7 +25,7 @@
 
 use crate::err;
 use crate::Result;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 /// Longest Huffman code, in bits (decode tables have `1 << MAX_CODE` entries).
 pub const MAX_CODE: u32 = 12;
@@ -154,7 +154,7 @@ enum Item<'a> {
 pub fn pack(bytes: &[u8], offsets: &[u32]) -> PackedTokens {
     let n = offsets.len().saturating_sub(1);
     let tok = |t: usize| &bytes[offsets[t] as usize..offsets[t + 1] as usize];
-    let mut first: HashMap<&[u8], u32> = HashMap::with_capacity(n);
+    let mut first: HashMap<&[u8], u32> = HashMap::with_capacity_and_hasher(n, Default::default());
     let mut items = Vec::with_capacity(n);
     for t in 0..n {
         let s = tok(t);

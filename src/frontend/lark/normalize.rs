@@ -8,7 +8,8 @@
 //!   [`Norm::recurse_rule`], [`Norm::repeats`];
 //! - `SimplifyRule_Visitor` (distribution of nested alternatives) → [`product`] over [`Alts`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::hash::{FxMap as HashMap, FxSet as HashSet};
+use std::collections::VecDeque;
 
 use crate::regex::python as pyregex;
 use crate::regex::python::width::{self as srewidth, re_escape, MAXWIDTH};
@@ -184,7 +185,7 @@ fn product(acc: &Alts, next: &Alts, rule: &str) -> Result<Alts> {
 }
 
 fn dedup(alts: Alts) -> Alts {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     alts.into_iter().filter(|a| seen.insert(a.clone())).collect()
 }
 
@@ -713,21 +714,21 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let mut nm = Norm {
         defs: &b.defs,
         index: &b.index,
-        pats: HashMap::new(),
-        widths: HashMap::new(),
+        pats: HashMap::default(),
+        widths: HashMap::default(),
         in_progress: Vec::new(),
         terms: Vec::new(),
-        term_idx: HashMap::new(),
-        term_reverse: HashMap::new(),
+        term_idx: HashMap::default(),
+        term_reverse: HashMap::default(),
         anon: 0,
         rules: Vec::new(),
         helpers: Vec::new(),
-        cache: HashMap::new(),
+        cache: HashMap::default(),
         helper_n: 0,
-        instances: HashSet::new(),
+        instances: HashSet::default(),
         queue: VecDeque::new(),
-        sym_memo: HashMap::new(),
-        expr_memo: HashMap::new(),
+        sym_memo: HashMap::default(),
+        expr_memo: HashMap::default(),
         prefix: String::new(),
         cur_span: Span::default(),
     };
@@ -752,7 +753,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     for (i, d) in b.defs.iter().enumerate() {
         if let DefKind::Rule { params, .. } = &d.kind {
             if params.is_empty() && !d.inline_only {
-                nm.queue.push_back(Job { name: d.name.clone(), def: i, params: HashMap::new() });
+                nm.queue.push_back(Job { name: d.name.clone(), def: i, params: HashMap::default() });
             }
         }
     }
@@ -798,7 +799,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         };
         return Err(err!(Grammar, "start rule '{start}' is not defined{hint}"));
     }
-    let mut reach: HashSet<&str> = HashSet::new();
+    let mut reach: HashSet<&str> = HashSet::default();
     let mut work = vec![start];
     while let Some(n) = work.pop() {
         if !reach.insert(n) {
@@ -815,7 +816,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     }
     // Terminals kept: used by kept rules, %ignore'd, %indent'ed.
-    let mut used: HashSet<&str> = HashSet::new();
+    let mut used: HashSet<&str> = HashSet::default();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
         for alt in &r.1 {
             for s in alt {
@@ -854,7 +855,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Translate every kept terminal's Python regex; lookaround / backreferences:
     // one error listing every offending terminal.
-    let mut translated: HashMap<&str, (String, Vec<Lookahead>)> = HashMap::new();
+    let mut translated: HashMap<&str, (String, Vec<Lookahead>)> = HashMap::default();
     let mut bad: Vec<String> = Vec::new();
     let terms = std::mem::take(&mut nm.terms);
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
@@ -884,7 +885,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Assemble.
     let mut terminals = Vec::new();
-    let mut tid: HashMap<&str, TerminalId> = HashMap::new();
+    let mut tid: HashMap<&str, TerminalId> = HashMap::default();
     let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
         let (pattern, lark) = match &t.pat {
@@ -916,7 +917,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark });
     }
     let mut nonterminals = Vec::new();
-    let mut nid: HashMap<&str, NonterminalId> = HashMap::new();
+    let mut nid: HashMap<&str, NonterminalId> = HashMap::default();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
         nid.insert(&r.0, NonterminalId::new(nonterminals.len()));
         nonterminals.push(NonterminalDef { name: r.0.clone(), span: r.2.clone() });

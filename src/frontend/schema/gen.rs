@@ -11,7 +11,7 @@
 //! value is split into disjoint atoms by the exact set of members it
 //! satisfies. Scalars of a union are one terminal (disjoint by construction).
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::rc::Rc;
 
 use super::ir::{ConjId, Ir, Loc, Merged, Set, T_ARR, T_OBJ};
@@ -141,17 +141,17 @@ impl<'a, 'i> Gen<'a, 'i> {
         let mut g = Gen {
             ir,
             terms: Vec::new(),
-            term_ids: HashMap::new(),
+            term_ids: HashMap::default(),
             nts: Vec::new(),
             rules: Vec::new(),
-            memo: HashMap::new(),
+            memo: HashMap::default(),
             work: Vec::new(),
             s: None,
-            scalar: HashMap::new(),
-            nonempty: HashMap::new(),
-            obj_info: HashMap::new(),
-            arr_info: HashMap::new(),
-            classes: HashMap::new(),
+            scalar: HashMap::default(),
+            nonempty: HashMap::default(),
+            obj_info: HashMap::default(),
+            arr_info: HashMap::default(),
+            classes: HashMap::default(),
             prefix: prefix.to_string(),
         };
         let lit = |g: &mut Self, t: &str| g.literal(t);

@@ -8,7 +8,7 @@
 //! (properties, items) are sets of nodes too, so `allOf` of two objects merges
 //! their property schemas lazily, which also makes recursion terminate.
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 use serde_json::Value;
 
@@ -218,20 +218,20 @@ impl<'a> Ir<'a> {
             draft,
             opts,
             nodes: Vec::new(),
-            node_ids: HashMap::new(),
+            node_ids: HashMap::default(),
             conjs: Vec::new(),
-            conj_ids: HashMap::new(),
+            conj_ids: HashMap::default(),
             merged: Vec::new(),
-            dnf_memo: HashMap::new(),
+            dnf_memo: HashMap::default(),
             warnings: Vec::new(),
-            resources: HashMap::new(),
-            anchors: HashMap::new(),
-            bases: HashMap::new(),
-            dialects: HashMap::new(),
+            resources: HashMap::default(),
+            anchors: HashMap::default(),
+            bases: HashMap::default(),
+            dialects: HashMap::default(),
             registry: Vec::new(),
-            pointers: HashMap::new(),
+            pointers: HashMap::default(),
             false_loc: 0,
-            key_dfas: HashMap::new(),
+            key_dfas: HashMap::default(),
             one_of,
         };
         ir.false_loc = ir.nodes.len() as Loc;
@@ -468,7 +468,7 @@ impl<'a> Ir<'a> {
         let mut stack: Vec<Loc> = roots.to_vec();
         stack.reverse();
         let mut acts: Vec<Loc> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::FxSet::default();
         while let Some(l) = stack.pop() {
             if l & EMIT != 0 {
                 out.push(l & !EMIT);
@@ -989,7 +989,7 @@ impl<'a> Ir<'a> {
 /// The set without repeats, each node at its first place (the parts'
 /// order: the key order of merged objects).
 pub fn dedup_ordered(set: Set) -> Set {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::hash::FxSet::default();
     let mut out = Vec::new();
     for l in set {
         if seen.insert(l) {

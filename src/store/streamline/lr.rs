@@ -40,7 +40,7 @@
 //! "unknown".
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::rc::Rc;
 
 use crate::ids::{NonterminalId, ParseStateId, TerminalId};
@@ -107,8 +107,8 @@ impl LrProver {
             max_stack: max_stack.max(2),
             preds,
             entered,
-            preds_at: RefCell::new(HashMap::new()),
-            memo: RefCell::new(HashMap::new()),
+            preds_at: RefCell::new(HashMap::default()),
+            memo: RefCell::new(HashMap::default()),
         }
     }
 

@@ -8,7 +8,7 @@ use crate::grammar::Cfg;
 use crate::ids::TerminalId;
 use crate::parser::incremental::IncTables;
 use analysis::Analysis;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 /// Tunables of streamlining.
 #[derive(Clone, Debug)]
@@ -53,7 +53,7 @@ pub struct ContextVerdicts {
     /// `(top state, 4 * state below + mode, class)`, sorted.
     pub contexts: Vec<(u32, u32, u32)>,
     /// Per target: the index of each of its sequences.
-    pub seqs: HashMap<u32, HashMap<Vec<u32>, u32>>,
+    pub(crate) seqs: HashMap<u32, HashMap<Vec<u32>, u32>>,
 }
 
 /// Beyond the paper: for every target `X` and every parser context `(t, s)`
@@ -122,7 +122,7 @@ fn context_verdicts(
     let mut out = ContextVerdicts::default();
     // Per target: per sequence (in `out.seqs` order), the fraction of its
     // contexts that must check it.
-    let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::new();
+    let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::default();
     let mut per_x: Vec<(u32, Vec<&[u32]>)> = per_x.into_iter().collect();
     for (_, seqs) in per_x.iter_mut() {
         seqs.sort_unstable();
@@ -175,7 +175,7 @@ fn context_verdicts(
             })
             .collect();
         let (mut pairs, mut rows, mut checks) = (Vec::with_capacity(ctxs.len()), Vec::new(), vec![0u32; seqs.len()]);
-        let mut class_of: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut class_of: HashMap<Vec<u8>, u32> = HashMap::default();
         for &(s0, t, mode) in &ctxs {
             let inb = mode == MODE_IN_BRACKETS;
             // The verdict of `s` for the LR parser: INDENT first when pending deeper.
@@ -334,7 +334,7 @@ pub fn streamline(
 
     // Steps 3 and 4: always/never legal, first with pair facts, then whole sequences.
     // Verdicts by (target, step), then sequence (looked up without a copy).
-    let mut cache: HashMap<(u32, u32), HashMap<Vec<u32>, Verdict>> = HashMap::new();
+    let mut cache: HashMap<(u32, u32), HashMap<Vec<u32>, Verdict>> = HashMap::default();
     for step in [3, 4] {
         let t = crate::time::Instant::now();
         for (q, list) in entries.iter_mut().enumerate() {
