@@ -594,7 +594,7 @@ impl Analysis {
             n += 1;
         }
         // Least fixpoint: propagate goodness backwards from the final nodes.
-        edges.sort_unstable();
+        crate::sort::sort_packed(&mut edges);
         let mut off = vec![0u32; need.len() + 1];
         for &(to, _) in &edges {
             off[to as usize + 1] += 1;

@@ -125,7 +125,7 @@ fn context_verdicts(
     let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::default();
     let mut per_x: Vec<(u32, Vec<&[u32]>)> = per_x.into_iter().collect();
     for (_, seqs) in per_x.iter_mut() {
-        seqs.sort_unstable();
+        crate::sort::sort_cold(seqs);
         seqs.dedup();
     }
     // The targets are independent: their verdict rows are computed in
@@ -233,7 +233,7 @@ fn context_verdicts(
         check_frac.insert(*x, checks.iter().map(|&c| c as f64 / n_ctx as f64).collect());
         out.seqs.insert(*x, seqs.iter().enumerate().map(|(i, s)| (s.to_vec(), i as u32)).collect());
     }
-    out.contexts.sort_unstable();
+    crate::sort::sort_packed(&mut out.contexts);
     let mut expected = 0f64;
     for (q, list) in entries.iter().enumerate() {
         // Positions after a newline keep their full count: their dedent
