@@ -100,8 +100,11 @@ fn code_lengths(freq: &[u64]) -> Vec<u8> {
 
 /// Canonical codes (bit-reversed for LSB-first output) from code lengths.
 fn canonical(lens: &[u8]) -> Vec<(u32, u8)> {
-    let mut order: Vec<usize> = (0..lens.len()).filter(|&i| lens[i] > 0).collect();
-    order.sort_unstable_by_key(|&i| (lens[i], i));
+    // Sorted by (length, symbol), packed into u64 keys (the alphabet is far
+    // below 2^32 symbols): one sort instantiation with the compiler's.
+    let mut keys: Vec<u64> = (0..lens.len()).filter(|&i| lens[i] > 0).map(|i| (lens[i] as u64) << 32 | i as u64).collect();
+    keys.sort_unstable();
+    let order: Vec<usize> = keys.iter().map(|&k| k as u32 as usize).collect();
     let mut codes = vec![(0u32, 0u8); lens.len()];
     let (mut code, mut prev_len) = (0u32, 0u8);
     for (k, &i) in order.iter().enumerate() {

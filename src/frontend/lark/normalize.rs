@@ -789,8 +789,14 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Reachability from the start rule.
     let by_name: HashMap<&str, usize> = all_rules.iter().enumerate().map(|(i, r)| (r.0.as_str(), i)).collect();
-    let declared_rules: HashMap<&str, &Definition> =
-        b.defs.iter().filter(|d| matches!(d.kind, DefKind::DeclaredRule) && !d.inline_only).map(|d| (d.name.as_str(), d)).collect();
+    // Name maps share one value type (an index), so one map instantiation.
+    let declared_rules: HashMap<&str, usize> = b
+        .defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.kind, DefKind::DeclaredRule) && !d.inline_only)
+        .map(|(i, d)| (d.name.as_str(), i))
+        .collect();
     if !by_name.contains_key(start) && !declared_rules.contains_key(start) {
         let hint = match b.index.get(start).map(|&i| &b.defs[i]) {
             Some(d) if d.is_term() => format!(" ('{start}' is a terminal)"),
@@ -855,7 +861,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Translate every kept terminal's Python regex; lookaround / backreferences:
     // one error listing every offending terminal.
-    let mut translated: HashMap<&str, (String, Vec<Lookahead>)> = HashMap::default();
+    let mut translated: HashMap<&str, usize> = HashMap::default();
+    let mut translations: Vec<(String, Vec<Lookahead>)> = Vec::new();
     let mut bad: Vec<String> = Vec::new();
     let terms = std::mem::take(&mut nm.terms);
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
@@ -871,7 +878,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         if !what.is_empty() {
             bad.push(format!("  {}: {} uses {}", t.span, t.name, what.join(", ")));
         }
-        translated.insert(&t.name, (tr.regex, tr.lookaheads));
+        translated.insert(&t.name, translations.len());
+        translations.push((tr.regex, tr.lookaheads));
     }
     if !bad.is_empty() {
         return Err(err!(
@@ -885,7 +893,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Assemble.
     let mut terminals = Vec::new();
-    let mut tid: HashMap<&str, TerminalId> = HashMap::default();
+    let mut tid: HashMap<&str, usize> = HashMap::default();
     let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
         let (pattern, lark) = match &t.pat {
@@ -901,7 +909,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 };
                 let order = LarkOrder { max_width, pattern_len: p.value.chars().count(), flags: p.flags.chars().collect() };
                 let pattern = if p.re {
-                    let (r, lookaheads) = &translated[t.name.as_str()];
+                    let (r, lookaheads) = &translations[translated[t.name.as_str()]];
                     // The error names the user's pattern, never the translation.
                     parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex /{}/: {}", t.span, t.name, p.value, crate::regex::lang::kind_at(&e).0))?;
                     TerminalPattern::Regex { regex: r.clone(), lookaheads: lookaheads.clone() }
@@ -913,19 +921,19 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 (pattern, Some(order))
             }
         };
-        tid.insert(&t.name, TerminalId::new(terminals.len()));
+        tid.insert(&t.name, terminals.len());
         terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark });
     }
     let mut nonterminals = Vec::new();
-    let mut nid: HashMap<&str, NonterminalId> = HashMap::default();
+    let mut nid: HashMap<&str, usize> = HashMap::default();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
-        nid.insert(&r.0, NonterminalId::new(nonterminals.len()));
+        nid.insert(&r.0, nonterminals.len());
         nonterminals.push(NonterminalDef { name: r.0.clone(), span: r.2.clone() });
     }
-    for (n, d) in &declared_rules {
+    for (n, &d) in &declared_rules {
         if reach.contains(n) && !nid.contains_key(n) {
-            nid.insert(n, NonterminalId::new(nonterminals.len()));
-            nonterminals.push(NonterminalDef { name: n.to_string(), span: d.span() });
+            nid.insert(n, nonterminals.len());
+            nonterminals.push(NonterminalDef { name: n.to_string(), span: b.defs[d].span() });
         }
     }
     let mut rules = Vec::new();
@@ -934,12 +942,12 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             let rhs = alt
                 .iter()
                 .map(|s| match s {
-                    Sym::T(t) => tid.get(t.as_str()).map(|&i| Symbol::T(i)),
-                    Sym::N(n) => nid.get(n.as_str()).map(|&i| Symbol::N(i)),
+                    Sym::T(t) => tid.get(t.as_str()).map(|&i| Symbol::T(TerminalId::new(i))),
+                    Sym::N(n) => nid.get(n.as_str()).map(|&i| Symbol::N(NonterminalId::new(i))),
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| err!(Grammar, "{}: internal error: unresolved symbol in rule '{}'", r.2, r.0))?;
-            rules.push(Rule { lhs: nid[r.0.as_str()], rhs, span: r.2.clone(), priority: r.3 });
+            rules.push(Rule { lhs: NonterminalId::new(nid[r.0.as_str()]), rhs, span: r.2.clone(), priority: r.3 });
         }
     }
     let indent = match &b.indent {
@@ -947,7 +955,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         Some((names, at)) => {
             let get = |k: usize, declared: bool| -> Result<TerminalId> {
                 let (n, sp) = &names[k];
-                let id = tid.get(n.as_str()).copied().ok_or_else(|| err!(Grammar, "{sp}: %indent names undefined terminal '{n}'"))?;
+                let id = tid.get(n.as_str()).map(|&i| TerminalId::new(i)).ok_or_else(|| err!(Grammar, "{sp}: %indent names undefined terminal '{n}'"))?;
                 let is_decl = matches!(terminals[id.index()].pattern, TerminalPattern::Declared);
                 match (declared, is_decl) {
                     (true, false) => Err(err!(Grammar, "{sp}: %indent: '{n}' must be %declare'd (the indentation layer produces it), but it is defined")),
@@ -965,7 +973,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             Some(IndentConfig { newline, indent: ind, dedent: ded, open: with_text(&["(", "[", "{"]), close: with_text(&[")", "]", "}"]) })
         }
     };
-    let start_id = nid.get(start).copied().ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
+    let start_id = nid.get(start).map(|&i| NonterminalId::new(i)).ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
     // The lexer mode: `%lexer`, else the front end's default.
     let lexer = b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m);
     Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer, conflicts: crate::grammar::ConflictPolicy::Lark })

@@ -123,13 +123,30 @@ pub struct Gen<'a, 'i> {
     memo: HashMap<Key, NonterminalId>,
     work: Vec<(Key, NonterminalId)>,
     s: Option<Structs>,
-    scalar: HashMap<ConjId, Rc<ScalarLang>>,
+    scalar: Dense<ScalarLang>,
     nonempty: HashMap<(Vec<String>, Vec<String>), bool>,
-    obj_info: HashMap<ConjId, Rc<ObjInfo>>,
-    arr_info: HashMap<ConjId, Rc<ArrInfo>>,
+    obj_info: Dense<ObjInfo>,
+    arr_info: Dense<ArrInfo>,
     classes: HashMap<List, Rc<Vec<KeyClass>>>,
     /// Prefix of every name (so grammars can be merged).
     prefix: String,
+}
+
+/// A memo per conjunction: conjunction ids are dense, so a vector (less
+/// wasm than a map per value type).
+struct Dense<X>(Vec<Option<Rc<X>>>);
+
+impl<X> Dense<X> {
+    fn get(&self, c: &ConjId) -> Option<&Rc<X>> {
+        self.0.get(*c as usize)?.as_ref()
+    }
+    fn insert(&mut self, c: ConjId, x: Rc<X>) {
+        let i = c as usize;
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, || None);
+        }
+        self.0[i] = Some(x);
+    }
 }
 
 fn bits(n: usize) -> impl Iterator<Item = u64> {
@@ -147,10 +164,10 @@ impl<'a, 'i> Gen<'a, 'i> {
             memo: HashMap::default(),
             work: Vec::new(),
             s: None,
-            scalar: HashMap::default(),
+            scalar: Dense(Vec::new()),
             nonempty: HashMap::default(),
-            obj_info: HashMap::default(),
-            arr_info: HashMap::default(),
+            obj_info: Dense(Vec::new()),
+            arr_info: Dense(Vec::new()),
             classes: HashMap::default(),
             prefix: prefix.to_string(),
         };
