@@ -127,7 +127,10 @@ pub struct Gen<'a, 'i> {
     nonempty: HashMap<(Vec<String>, Vec<String>), bool>,
     obj_info: Dense<ObjInfo>,
     arr_info: Dense<ArrInfo>,
-    classes: HashMap<List, Rc<Vec<KeyClass>>>,
+    /// Key classes per conjunction list: an index into `class_lists` (the
+    /// map type the IR's conjunction interning has already).
+    classes: HashMap<Vec<ConjId>, u32>,
+    class_lists: Vec<Rc<Vec<KeyClass>>>,
     /// Prefix of every name (so grammars can be merged).
     prefix: String,
 }
@@ -169,6 +172,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             obj_info: Dense(Vec::new()),
             arr_info: Dense(Vec::new()),
             classes: HashMap::default(),
+            class_lists: Vec::new(),
             prefix: prefix.to_string(),
         };
         let lit = |g: &mut Self, t: &str| g.literal(t);
@@ -584,8 +588,8 @@ impl<'a, 'i> Gen<'a, 'i> {
 
     /// The key classes of an object product over `list`.
     fn key_classes(&mut self, list: &List) -> Result<Rc<Vec<KeyClass>>> {
-        if let Some(k) = self.classes.get(list) {
-            return Ok(k.clone());
+        if let Some(&k) = self.classes.get(&list[..]) {
+            return Ok(self.class_lists[k as usize].clone());
         }
         let mut ms = Vec::new();
         let mut infos = Vec::new();
@@ -691,7 +695,8 @@ impl<'a, 'i> Gen<'a, 'i> {
             out.push(KeyClass { term, per });
         }
         let rc = Rc::new(out);
-        self.classes.insert(list.clone(), rc.clone());
+        self.classes.insert(list.to_vec(), self.class_lists.len() as u32);
+        self.class_lists.push(rc.clone());
         Ok(rc)
     }
 

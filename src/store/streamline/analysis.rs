@@ -91,7 +91,8 @@ pub struct Analysis {
     /// FIRST sets per nonterminal (bit rows of `words` u64), on the trimmed grammar.
     first: Vec<Vec<u64>>,
     never_cache: RefCell<HashMap<Vec<u32>, bool>>,
-    always_cache: RefCell<HashMap<(Vec<u32>, usize), bool>>,
+    /// Keyed by `x`, the sequence, then `max_stack` (one map type with `never_cache`).
+    always_cache: RefCell<HashMap<Vec<u32>, bool>>,
     /// Second prover for `is_always_legal`: the same exploration on the LALR
     /// automaton (see [`super::lr`]), when tables are given.
     lr: Option<super::lr::LrProver>,
@@ -500,7 +501,7 @@ impl Analysis {
             }
             prev = t;
         }
-        let key = (std::iter::once(x.0).chain(s.iter().map(|t| t.0)).collect::<Vec<u32>>(), max_stack);
+        let key = std::iter::once(x.0).chain(s.iter().map(|t| t.0)).chain([max_stack as u32]).collect::<Vec<u32>>();
         if let Some(&v) = self.always_cache.borrow().get(&key) {
             return v;
         }
