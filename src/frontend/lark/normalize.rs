@@ -146,7 +146,9 @@ struct Norm<'b> {
     index: &'b HashMap<String, usize>,
     pats: HashMap<usize, Pat>,
     /// Lark's `(min_width, max_width)` per `to_regexp()`.
-    widths: HashMap<String, (u128, u128)>,
+    /// Pattern → index into `width_list` (a map type the crate has already).
+    widths: HashMap<String, usize>,
+    width_list: Vec<(u128, u128)>,
     in_progress: Vec<usize>,
     terms: Vec<TermEntry>,
     term_idx: HashMap<String, usize>,
@@ -219,8 +221,8 @@ impl<'b> Norm<'b> {
             return (n, n);
         }
         let re = p.to_regexp();
-        if let Some(&w) = self.widths.get(&re) {
-            return w;
+        if let Some(&i) = self.widths.get(&re) {
+            return self.width_list[i];
         }
         let w = match srewidth::width(&re) {
             srewidth::Width::Exact(a, b) => (a, b),
@@ -232,7 +234,8 @@ impl<'b> Norm<'b> {
                 (if empty == Some(true) { 0 } else { 1 }, MAXWIDTH)
             }
         };
-        self.widths.insert(re, w);
+        self.widths.insert(re, self.width_list.len());
+        self.width_list.push(w);
         w
     }
 
@@ -716,6 +719,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         index: &b.index,
         pats: HashMap::default(),
         widths: HashMap::default(),
+        width_list: Vec::new(),
         in_progress: Vec::new(),
         terms: Vec::new(),
         term_idx: HashMap::default(),

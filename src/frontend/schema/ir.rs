@@ -181,7 +181,9 @@ pub struct Ir<'a> {
     conjs: Vec<Set>,
     conj_ids: HashMap<Set, ConjId>,
     merged: Vec<Option<std::rc::Rc<Merged<'a>>>>,
-    dnf_memo: HashMap<Set, std::rc::Rc<Vec<ConjId>>>,
+    /// Set → index into `dnf_list` (the map type of `conj_ids`).
+    dnf_memo: HashMap<Set, u32>,
+    dnf_list: Vec<std::rc::Rc<Vec<ConjId>>>,
     pub warnings: Vec<String>,
     /// Schema resources by absolute URI (no fragment): the root, embedded
     /// resources (`$id`), registry documents and metaschemas once indexed.
@@ -200,7 +202,9 @@ pub struct Ir<'a> {
     pointers: HashMap<usize, String>,
     pub false_loc: Loc,
     /// Value-level search DFAs of patternProperties patterns.
-    key_dfas: HashMap<String, std::rc::Rc<crate::regex::lang::Dfa>>,
+    /// Pattern → index into `dfa_list` (a map type the crate has already).
+    key_dfas: HashMap<String, usize>,
+    dfa_list: Vec<crate::regex::lang::Dfa>,
     one_of: OneOfPolicy,
 }
 
@@ -223,6 +227,7 @@ impl<'a> Ir<'a> {
             conj_ids: HashMap::default(),
             merged: Vec::new(),
             dnf_memo: HashMap::default(),
+            dnf_list: Vec::new(),
             warnings: Vec::new(),
             resources: HashMap::default(),
             anchors: HashMap::default(),
@@ -232,6 +237,7 @@ impl<'a> Ir<'a> {
             pointers: HashMap::default(),
             false_loc: 0,
             key_dfas: HashMap::default(),
+            dfa_list: Vec::new(),
             one_of,
         };
         ir.false_loc = ir.nodes.len() as Loc;
@@ -553,8 +559,8 @@ impl<'a> Ir<'a> {
 
     /// The union of conjunctions (DNF) equivalent to the set of nodes.
     pub fn dnf(&mut self, set: &[Loc]) -> Result<std::rc::Rc<Vec<ConjId>>> {
-        if let Some(d) = self.dnf_memo.get(set) {
-            return Ok(d.clone());
+        if let Some(&d) = self.dnf_memo.get(set) {
+            return Ok(self.dnf_list[d as usize].clone());
         }
         let closed = self.close(set, &[])?;
         let mut out = Vec::new();
@@ -563,7 +569,8 @@ impl<'a> Ir<'a> {
         out.sort_unstable();
         out.dedup();
         let rc = std::rc::Rc::new(out);
-        self.dnf_memo.insert(set.to_vec(), rc.clone());
+        self.dnf_memo.insert(set.to_vec(), self.dnf_list.len() as u32);
+        self.dnf_list.push(rc.clone());
         Ok(rc)
     }
 
@@ -937,9 +944,10 @@ impl<'a> Ir<'a> {
                 .and_then(|h| crate::regex::lang::search_language(&h))
                 .map_err(|e| err!(Regex, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
             let d = crate::regex::lang::Dfa::from_hir(&h).map_err(|e| err!(Limit, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
-            self.key_dfas.insert(pattern.to_string(), std::rc::Rc::new(d));
+            self.key_dfas.insert(pattern.to_string(), self.dfa_list.len());
+            self.dfa_list.push(d);
         }
-        Ok(self.key_dfas[pattern].full_match(key.as_bytes()))
+        Ok(self.dfa_list[self.key_dfas[pattern]].full_match(key.as_bytes()))
     }
 
     /// The schema (set of nodes) of property `key` in an object part: the
