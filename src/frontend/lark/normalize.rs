@@ -144,7 +144,8 @@ enum HelperKey {
 struct Norm<'b> {
     defs: &'b [Definition],
     index: &'b HashMap<String, usize>,
-    pats: HashMap<usize, Pat>,
+    /// Per definition, its terminal pattern once computed.
+    pats: Vec<Option<Pat>>,
     /// Lark's `(min_width, max_width)` per `to_regexp()`.
     /// Pattern → index into `width_list` (a map type the crate has already).
     widths: HashMap<String, usize>,
@@ -163,8 +164,11 @@ struct Norm<'b> {
     queue: VecDeque<Job>,
     /// Per job: symbols of literal values and template usages, and expansions of
     /// operator expressions, computed in Lark's transformer order ([`lark_call_order`]).
-    sym_memo: HashMap<*const Value, Sym>,
-    expr_memo: HashMap<*const Expr, Alts>,
+    /// (Keyed by address, into `syms` / `exprs`: one map type for both.)
+    sym_memo: HashMap<usize, usize>,
+    expr_memo: HashMap<usize, usize>,
+    syms: Vec<Sym>,
+    exprs: Vec<Alts>,
     /// The rule being expanded (prefix of helper names) and its span.
     prefix: String,
     cur_span: Span,
@@ -241,7 +245,7 @@ impl<'b> Norm<'b> {
 
     /// The pattern of terminal definition `d` (memoized; detects recursion).
     fn term_pat(&mut self, d: usize) -> Result<Pat> {
-        if let Some(p) = self.pats.get(&d) {
+        if let Some(Some(p)) = self.pats.get(d) {
             return Ok(p.clone());
         }
         let def = &self.defs[d];
@@ -261,7 +265,7 @@ impl<'b> Norm<'b> {
         if p.is_empty_string() {
             return Err(err!(Grammar, "{}: terminal '{}' is empty (terminals must match at least one character)", def.span(), def.name));
         }
-        self.pats.insert(d, p.clone());
+        self.pats[d] = Some(p.clone());
         Ok(p)
     }
 
@@ -406,8 +410,8 @@ impl<'b> Norm<'b> {
     }
 
     fn expr(&mut self, j: &Job, e: &Expr) -> Result<Alts> {
-        if let Some(a) = self.expr_memo.get(&(e as *const Expr)) {
-            return Ok(a.clone());
+        if let Some(&i) = self.expr_memo.get(&(e as *const Expr as usize)) {
+            return Ok(self.exprs[i].clone());
         }
         let base = match &e.atom {
             Atom::Value(v) => vec![vec![self.sym(j, v)?]],
@@ -519,8 +523,8 @@ impl<'b> Norm<'b> {
     }
 
     fn sym(&mut self, j: &Job, v: &Value) -> Result<Sym> {
-        if let Some(s) = self.sym_memo.get(&(v as *const Value)) {
-            return Ok(s.clone());
+        if let Some(&i) = self.sym_memo.get(&(v as *const Value as usize)) {
+            return Ok(self.syms[i].clone());
         }
         let d = j.def;
         match v {
@@ -717,7 +721,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let mut nm = Norm {
         defs: &b.defs,
         index: &b.index,
-        pats: HashMap::default(),
+        pats: std::iter::repeat_with(|| None).take(b.defs.len()).collect(),
         widths: HashMap::default(),
         width_list: Vec::new(),
         in_progress: Vec::new(),
@@ -733,6 +737,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         queue: VecDeque::new(),
         sym_memo: HashMap::default(),
         expr_memo: HashMap::default(),
+        syms: Vec::new(),
+        exprs: Vec::new(),
         prefix: String::new(),
         cur_span: Span::default(),
     };
@@ -769,17 +775,21 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         // anonymous terminals, then template instances, then EBNF helpers.
         nm.sym_memo.clear();
         nm.expr_memo.clear();
+        nm.syms.clear();
+        nm.exprs.clear();
         let calls = lark_call_order(body);
         for pass in 0..3 {
             for n in &calls {
                 match (pass, n) {
                     (0, Node::Pattern(v)) | (1, Node::Template(v)) => {
                         let s = nm.sym(&j, v)?;
-                        nm.sym_memo.insert(*v as *const Value, s);
+                        nm.sym_memo.insert(*v as *const Value as usize, nm.syms.len());
+                        nm.syms.push(s);
                     }
                     (2, Node::Expr(e)) => {
                         let a = nm.expr(&j, e)?;
-                        nm.expr_memo.insert(*e as *const Expr, a);
+                        nm.expr_memo.insert(*e as *const Expr as usize, nm.exprs.len());
+                        nm.exprs.push(a);
                     }
                     _ => {}
                 }
