@@ -4,7 +4,7 @@
 //! of compiled terminal tables, schema-pattern DFAs and lexeme-loop walks.
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::hash::Hash;
 
 pub(crate) struct Bounded<K, V> {
@@ -15,7 +15,7 @@ pub(crate) struct Bounded<K, V> {
 
 impl<K: Hash + Eq, V: Clone> Bounded<K, V> {
     pub fn new(budget: usize) -> Self {
-        Bounded { map: HashMap::new(), used: 0, budget }
+        Bounded { map: HashMap::default(), used: 0, budget }
     }
 
     pub fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<V>

@@ -11,7 +11,7 @@
 //! source by `tests/suite/layers.rs`, which also refuses import circles between
 //! sibling modules):
 //!
-//! 0. `error`, `limits`; 1. `ids`, `hash`, `cache`, `time`;
+//! 0. `error`, `limits`, `hash`; 1. `ids`, `cache`, `time`;
 //! 2. `grammar`: the normalized grammar ([`Cfg`]) every stage hands on;
 //! 3. `regex`: the shared regex layer (dialects, language operations);
 //! 4. `frontend`: Lark, JSON Schema and regex, side by side, each → [`Cfg`];

@@ -1,13 +1,15 @@
 //! A small stable 64-bit hash (FNV-1a) for fingerprints and checksums. Stable
 //! across platforms and versions: fingerprints written into blobs depend on it.
-//! And [`FxHasher`], a fast hasher for the compiler's maps.
+//! And [`FxHasher`], a fast hasher for the crate's maps (one hasher, so maps
+//! with the same key and value types share one instantiation in the wasm).
 
-#[cfg(feature = "compiler")]
 use std::hash::Hasher;
 
+#[cfg(feature = "compiler")]
 #[derive(Clone, Copy, Debug)]
 pub struct Fnv64(u64);
 
+#[cfg(feature = "compiler")]
 impl Fnv64 {
     pub const fn new() -> Self {
         Fnv64(0xcbf2_9ce4_8422_2325)
@@ -24,6 +26,7 @@ impl Fnv64 {
     }
 }
 
+#[cfg(feature = "compiler")]
 impl Default for Fnv64 {
     fn default() -> Self {
         Self::new()
@@ -34,10 +37,8 @@ impl Default for Fnv64 {
 /// slices: byte-class columns, state sets, item sets). Not for fingerprints:
 /// unlike [`Fnv64`] it is not a stable format, and it is weak against chosen
 /// keys (a map stays correct, only slower).
-#[cfg(feature = "compiler")]
 #[derive(Default)]
 pub(crate) struct FxHasher(u64);
-#[cfg(feature = "compiler")]
 impl Hasher for FxHasher {
     /// The multiply mixes upward only; hashbrown picks the bucket from the
     /// low bits, so the well-mixed high bits are rotated down (keys with
@@ -60,8 +61,8 @@ impl Hasher for FxHasher {
         self.write_u64(x as u64);
     }
 }
-#[cfg(feature = "compiler")]
 pub(crate) type FxMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+pub(crate) type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// Hash of a byte slice (the known-value test).
 #[cfg(test)]

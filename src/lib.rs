@@ -90,7 +90,6 @@
 //! `hash`, `sort`, `cache`, `regex` and `time` are crate-private.
 
 pub mod error;
-#[cfg(feature = "compiler")]
 pub(crate) mod hash;
 #[cfg(feature = "compiler")]
 pub(crate) mod sort;

@@ -28,3 +28,50 @@ pub(crate) fn sort_cold<T: Ord>(v: &mut Vec<T>) {
     let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
     v.extend(order.iter().filter_map(|&i| old[i as usize].take()));
 }
+
+/// Plain integer pairs and triples (LR transitions, edge lists, context
+/// keys), packed into one integer whose order is the tuple's order.
+pub(crate) trait Packed: Copy {
+    fn pack(self) -> u128;
+    fn unpack(k: u128) -> Self;
+}
+impl Packed for (u32, u32) {
+    fn pack(self) -> u128 {
+        (self.0 as u128) << 32 | self.1 as u128
+    }
+    fn unpack(k: u128) -> Self {
+        ((k >> 32) as u32, k as u32)
+    }
+}
+impl Packed for (u32, u32, u32) {
+    fn pack(self) -> u128 {
+        (self.0 as u128) << 64 | (self.1 as u128) << 32 | self.2 as u128
+    }
+    fn unpack(k: u128) -> Self {
+        ((k >> 64) as u32, (k >> 32) as u32, k as u32)
+    }
+}
+impl Packed for ([u32; 2], u32) {
+    fn pack(self) -> u128 {
+        (self.0[0], self.0[1], self.1).pack()
+    }
+    fn unpack(k: u128) -> Self {
+        let (a, b, c) = <(u32, u32, u32)>::unpack(k);
+        ([a, b], c)
+    }
+}
+
+/// Sort `v` like `sort_unstable` (equal items are identical, so the order
+/// is the same): pairs through the u64 sort the lexer builder already has,
+/// triples through one u128 sort, instead of a sort per tuple type.
+pub(crate) fn sort_packed<T: Packed>(v: &mut [T]) {
+    if size_of::<T>() <= 8 {
+        let mut k: Vec<u64> = v.iter().map(|&x| x.pack() as u64).collect();
+        k.sort_unstable();
+        v.iter_mut().zip(k).for_each(|(d, s)| *d = T::unpack(s as u128));
+    } else {
+        let mut k: Vec<u128> = v.iter().map(|&x| x.pack()).collect();
+        k.sort_unstable();
+        v.iter_mut().zip(k).for_each(|(d, s)| *d = T::unpack(s));
+    }
+}

@@ -40,7 +40,7 @@ mod json_embed;
 mod normalize;
 pub(crate) mod syntax;
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -184,14 +184,16 @@ pub(crate) fn span(file: &str, p: Pos) -> Span {
 /// Name mangling for imported grammars (Lark's `_get_mangle`).
 struct Mangle {
     prefix: String,
-    aliases: HashMap<String, String>,
+    /// Name → index into `alias_names` (a map type the crate has already).
+    aliases: HashMap<String, usize>,
+    alias_names: Vec<String>,
     base: Option<Rc<Mangle>>,
 }
 
 impl Mangle {
     fn apply(&self, s: &str) -> String {
         let r = match self.aliases.get(s) {
-            Some(a) => a.clone(),
+            Some(&a) => self.alias_names[a].clone(),
             None => match s.strip_prefix('_') {
                 Some(rest) => format!("_{}__{}", self.prefix, rest),
                 None => format!("{}__{}", self.prefix, s),
@@ -269,7 +271,7 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Builder { defs: Vec::new(), index: HashMap::new(), ignore: Vec::new(), indent: None, lexer: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
+        Builder { defs: Vec::new(), index: HashMap::default(), ignore: Vec::new(), indent: None, lexer: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
     }
 
     fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {
@@ -441,8 +443,9 @@ impl<'a> Builder<'a> {
         if self.stack.contains(&key) || self.stack.len() > 32 {
             return Err(err!(Grammar, "{at}: import cycle: {} -> {key}", self.stack.join(" -> ")));
         }
-        let aliases: HashMap<String, String> = names.iter().map(|(n, a, _)| (n.clone(), a.clone())).collect();
-        let mangle = Rc::new(Mangle { prefix: path.join("__"), aliases, base });
+        let aliases: HashMap<String, usize> = names.iter().enumerate().map(|(i, (n, _, _))| (n.clone(), i)).collect();
+        let alias_names = names.iter().map(|(_, a, _)| a.clone()).collect();
+        let mangle = Rc::new(Mangle { prefix: path.join("__"), aliases, alias_names, base });
         let mut sub = Builder::new(&self.root_file, self.resolve);
         sub.stack = self.stack.clone();
         sub.stack.push(key);

@@ -625,7 +625,7 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         for (id, &(m, c)) in start_key.iter().enumerate() {
             start[m as usize * n_classes + c as usize] = id as u32;
         }
-        combos.sort_unstable();
+        crate::sort::sort_packed(&mut combos);
         let mut next_off = vec![0u32];
         let mut next = Vec::new();
         for nm in &next_modes {

@@ -381,7 +381,7 @@ impl Lexer {
         let mut arena: Vec<(Lexeme, u32)> = Vec::new();
         // Branches: (position, state, lexeme start, last emitted lexeme).
         let mut stack = vec![(0usize, self.start(), 0usize, NONE)];
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::FxSet::default();
         let mut furthest = 0;
         while let Some((pos, s, start, last)) = stack.pop() {
             if !seen.insert((pos, s)) {
@@ -556,7 +556,7 @@ impl Lexer {
 /// first-occurrence order).
 #[cfg(feature = "compiler")]
 pub(crate) fn dedup_rows(flat: &[u32], width: usize) -> (Vec<u32>, Vec<u32>) {
-    let mut seen: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+    let mut seen: crate::hash::FxMap<&[u32], u32> = crate::hash::FxMap::default();
     let (mut index, mut rows) = (Vec::new(), Vec::new());
     for r in flat.chunks(width.max(1)) {
         let n = seen.len() as u32;

@@ -591,7 +591,7 @@ impl Table {
     fn same_language(a: &Table, b: &Table, limit: usize) -> Option<bool> {
         let acc = |t: &Table, s: u32| s != NONE && t.accept[s as usize];
         let step = |t: &Table, s: u32, c: usize| if s == NONE { NONE } else { t.next[s as usize * 256 + c] };
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::FxSet::default();
         let mut stack = vec![(a.start, b.start)];
         while let Some((x, y)) = stack.pop() {
             if (x == NONE && y == NONE) || !seen.insert((x, y)) {

@@ -20,7 +20,7 @@
 //! - `LA(q, A -> ω)` → `la` rows, one per reduction (completed item) of a state
 //! - `N`, `S`, `traverse` → `digraph`'s `num`, `stack`, explicit call stack
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 use super::{Action, LrTableParts, LrTables, SparseGoto, MAX_ACTION_ID};
 use crate::err;
@@ -360,7 +360,7 @@ struct Csr {
 
 impl Csr {
     fn from_pairs(n: usize, mut pairs: Vec<(u32, u32)>) -> Csr {
-        pairs.sort_unstable();
+        crate::sort::sort_packed(&mut pairs);
         pairs.dedup();
         let mut start = vec![0u32; n + 1];
         for &(x, _) in &pairs {
@@ -564,7 +564,7 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
                 row.push((s - g.n_term, to));
             }
         }
-        row.sort_unstable();
+        crate::sort::sort_packed(&mut row);
         row.dedup_by_key(|e| e.0); // `trans` has one entry per symbol already
         goto_.nt.extend(row.iter().map(|e| e.0));
         goto_.to.extend(row.iter().map(|e| e.1));
@@ -586,7 +586,7 @@ fn emit(cfg: &Cfg, g: &Grammar, lr0: &Lr0, reductions: &[Reduction], la: &Bits) 
         }
     };
     // Reductions are grouped by state: settle each state's terminals at once.
-    let mut by_term: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut by_term: HashMap<u32, Vec<u32>> = HashMap::default();
     let mut k = 0;
     while k < reductions.len() {
         let p = reductions[k].state as usize;

@@ -202,7 +202,7 @@ const NONEMPTY_CACHE: usize = 1 << 14;
 struct RxCache {
     /// DFAs by pattern, bounded in bytes.
     dfas: crate::cache::Bounded<String, std::rc::Rc<Dfa>>,
-    nonempty: std::collections::HashMap<(Vec<String>, Vec<String>), bool>,
+    nonempty: crate::hash::FxMap<(Vec<String>, Vec<String>), bool>,
 }
 
 thread_local! {
@@ -323,7 +323,7 @@ fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String
     // State: the positive states (never dead) and the negative ones (dead = None).
     type St = (Vec<StateID>, Vec<Option<StateID>>);
     let start: St = (a.iter().map(|d| d.start).collect(), n.iter().map(|d| Some(d.start)).collect());
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::hash::FxSet::default();
     seen.insert(start.clone());
     let mut stack = vec![(start, 0usize)];
     while let Some(((ps, ns), depth)) = stack.pop() {

@@ -1403,7 +1403,7 @@ mod loop_tests {
                 cut += usize::from(sig[SIG_HEADER - 1] != 0);
                 let states = (sig.len() - SIG_HEADER) / sig[0] as usize;
                 let plain_states = {
-                    let mut seen = std::collections::HashSet::from([l]);
+                    let mut seen = crate::hash::FxSet::from_iter([l]);
                     let mut todo = vec![LexStateId(l)];
                     let xt = crate::ids::TerminalId(x);
                     while let Some(s) = todo.pop() {

@@ -587,16 +587,16 @@ pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
             }
         }
     } else {
-        let mut by_count: Vec<(u32, usize)> = (0..n).map(|k| (row(k).iter().map(|w| w.count_ones()).sum(), k)).collect();
-        by_count.sort_unstable();
+        let mut by_count: Vec<(u32, u32)> = (0..n).map(|k| (row(k).iter().map(|w| w.count_ones()).sum(), k as u32)).collect();
+        crate::sort::sort_packed(&mut by_count);
         for x in 0..n {
             for y in x + 1..(x + 33).min(n) {
-                let (a, b) = (by_count[x].1.min(by_count[y].1), by_count[x].1.max(by_count[y].1));
+                let (a, b) = (by_count[x].1.min(by_count[y].1) as usize, by_count[x].1.max(by_count[y].1) as usize);
                 edges.push((dist(a, b), a as u32, b as u32));
             }
         }
     }
-    edges.sort_unstable();
+    crate::sort::sort_packed(&mut edges);
     // Kruskal.
     let mut up: Vec<usize> = (0..n).collect();
     fn find(up: &mut [usize], mut x: usize) -> usize {
@@ -637,7 +637,7 @@ pub(crate) fn delta_encode(sets: TokenSets) -> TokenSets {
             }
         }
     }
-    let mut new_payload: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut new_payload: crate::hash::FxMap<u32, Vec<u32>> = Default::default();
     for k in 0..n {
         let Some((p, w)) = parent[k] else { continue };
         if 1 + nb + (w as usize).div_ceil(2) >= payload(k) {

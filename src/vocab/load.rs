@@ -43,7 +43,7 @@
 //! 9 MB Llama-3 file loads in tens of milliseconds.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use crate::hash::{FxMap as HashMap, FxSet as HashSet};
 use std::path::Path;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -260,8 +260,8 @@ struct Ids<'f, 'a> {
 
 impl<'f, 'a> Ids<'f, 'a> {
     fn new(file: &'f TokenizerFile<'a>) -> Result<Self> {
-        let mut model = HashMap::new();
-        let mut model_r = HashMap::new();
+        let mut model = HashMap::default();
+        let mut model_r = HashMap::default();
         let model_size = match (&file.model.vocab, file.model.kind.as_deref()) {
             (ModelVocab::Map(entries), None | Some("BPE" | "WordPiece" | "WordLevel")) => {
                 model.reserve(entries.len());
@@ -288,9 +288,9 @@ impl<'f, 'a> Ids<'f, 'a> {
         };
         let model_size = u32::try_from(model_size).map_err(|_| err!(Limit, "vocab: too many tokens"))?;
         // AddedVocabulary::add_tokens, on an empty added vocabulary.
-        let mut added: HashMap<&'f str, u32> = HashMap::new();
-        let mut added_r: HashMap<u32, &'f AddedToken<'a>> = HashMap::new();
-        let mut existing: HashSet<&'f AddedToken<'a>> = HashSet::new();
+        let mut added: HashMap<&'f str, u32> = HashMap::default();
+        let mut added_r: HashMap<u32, &'f AddedToken<'a>> = HashMap::default();
+        let mut existing: HashSet<&'f AddedToken<'a>> = HashSet::default();
         let mut next_id = model_size;
         for t in &file.added_tokens {
             if t.content.is_empty() || existing.contains(t) {

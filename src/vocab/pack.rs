@@ -25,7 +25,7 @@
 
 use crate::err;
 use crate::Result;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 /// Longest Huffman code, in bits (decode tables have `1 << MAX_CODE` entries).
 pub const MAX_CODE: u32 = 12;
@@ -100,8 +100,11 @@ fn code_lengths(freq: &[u64]) -> Vec<u8> {
 
 /// Canonical codes (bit-reversed for LSB-first output) from code lengths.
 fn canonical(lens: &[u8]) -> Vec<(u32, u8)> {
-    let mut order: Vec<usize> = (0..lens.len()).filter(|&i| lens[i] > 0).collect();
-    order.sort_unstable_by_key(|&i| (lens[i], i));
+    // Sorted by (length, symbol), packed into u64 keys (the alphabet is far
+    // below 2^32 symbols): one sort instantiation with the compiler's.
+    let mut keys: Vec<u64> = (0..lens.len()).filter(|&i| lens[i] > 0).map(|i| (lens[i] as u64) << 32 | i as u64).collect();
+    keys.sort_unstable();
+    let order: Vec<usize> = keys.iter().map(|&k| k as u32 as usize).collect();
     let mut codes = vec![(0u32, 0u8); lens.len()];
     let (mut code, mut prev_len) = (0u32, 0u8);
     for (k, &i) in order.iter().enumerate() {
@@ -154,7 +157,7 @@ enum Item<'a> {
 pub fn pack(bytes: &[u8], offsets: &[u32]) -> PackedTokens {
     let n = offsets.len().saturating_sub(1);
     let tok = |t: usize| &bytes[offsets[t] as usize..offsets[t + 1] as usize];
-    let mut first: HashMap<&[u8], u32> = HashMap::with_capacity(n);
+    let mut first: HashMap<&[u8], u32> = HashMap::with_capacity_and_hasher(n, Default::default());
     let mut items = Vec::with_capacity(n);
     for t in 0..n {
         let s = tok(t);

@@ -16,8 +16,8 @@ use std::path::Path;
 const LAYERS: &[(&str, u32)] = &[
     ("error", 0),
     ("limits", 0),
+    ("hash", 0),
     ("ids", 1),
-    ("hash", 1),
     ("sort", 1),
     ("cache", 1),
     ("time", 1),

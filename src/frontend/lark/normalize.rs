@@ -8,7 +8,8 @@
 //!   [`Norm::recurse_rule`], [`Norm::repeats`];
 //! - `SimplifyRule_Visitor` (distribution of nested alternatives) → [`product`] over [`Alts`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::hash::{FxMap as HashMap, FxSet as HashSet};
+use std::collections::VecDeque;
 
 use crate::regex::python as pyregex;
 use crate::regex::python::width::{self as srewidth, re_escape, MAXWIDTH};
@@ -143,9 +144,12 @@ enum HelperKey {
 struct Norm<'b> {
     defs: &'b [Definition],
     index: &'b HashMap<String, usize>,
-    pats: HashMap<usize, Pat>,
+    /// Per definition, its terminal pattern once computed.
+    pats: Vec<Option<Pat>>,
     /// Lark's `(min_width, max_width)` per `to_regexp()`.
-    widths: HashMap<String, (u128, u128)>,
+    /// Pattern → index into `width_list` (a map type the crate has already).
+    widths: HashMap<String, usize>,
+    width_list: Vec<(u128, u128)>,
     in_progress: Vec<usize>,
     terms: Vec<TermEntry>,
     term_idx: HashMap<String, usize>,
@@ -160,8 +164,11 @@ struct Norm<'b> {
     queue: VecDeque<Job>,
     /// Per job: symbols of literal values and template usages, and expansions of
     /// operator expressions, computed in Lark's transformer order ([`lark_call_order`]).
-    sym_memo: HashMap<*const Value, Sym>,
-    expr_memo: HashMap<*const Expr, Alts>,
+    /// (Keyed by address, into `syms` / `exprs`: one map type for both.)
+    sym_memo: HashMap<usize, usize>,
+    expr_memo: HashMap<usize, usize>,
+    syms: Vec<Sym>,
+    exprs: Vec<Alts>,
     /// The rule being expanded (prefix of helper names) and its span.
     prefix: String,
     cur_span: Span,
@@ -184,7 +191,7 @@ fn product(acc: &Alts, next: &Alts, rule: &str) -> Result<Alts> {
 }
 
 fn dedup(alts: Alts) -> Alts {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     alts.into_iter().filter(|a| seen.insert(a.clone())).collect()
 }
 
@@ -218,8 +225,8 @@ impl<'b> Norm<'b> {
             return (n, n);
         }
         let re = p.to_regexp();
-        if let Some(&w) = self.widths.get(&re) {
-            return w;
+        if let Some(&i) = self.widths.get(&re) {
+            return self.width_list[i];
         }
         let w = match srewidth::width(&re) {
             srewidth::Width::Exact(a, b) => (a, b),
@@ -231,13 +238,14 @@ impl<'b> Norm<'b> {
                 (if empty == Some(true) { 0 } else { 1 }, MAXWIDTH)
             }
         };
-        self.widths.insert(re, w);
+        self.widths.insert(re, self.width_list.len());
+        self.width_list.push(w);
         w
     }
 
     /// The pattern of terminal definition `d` (memoized; detects recursion).
     fn term_pat(&mut self, d: usize) -> Result<Pat> {
-        if let Some(p) = self.pats.get(&d) {
+        if let Some(Some(p)) = self.pats.get(d) {
             return Ok(p.clone());
         }
         let def = &self.defs[d];
@@ -257,7 +265,7 @@ impl<'b> Norm<'b> {
         if p.is_empty_string() {
             return Err(err!(Grammar, "{}: terminal '{}' is empty (terminals must match at least one character)", def.span(), def.name));
         }
-        self.pats.insert(d, p.clone());
+        self.pats[d] = Some(p.clone());
         Ok(p)
     }
 
@@ -402,8 +410,8 @@ impl<'b> Norm<'b> {
     }
 
     fn expr(&mut self, j: &Job, e: &Expr) -> Result<Alts> {
-        if let Some(a) = self.expr_memo.get(&(e as *const Expr)) {
-            return Ok(a.clone());
+        if let Some(&i) = self.expr_memo.get(&(e as *const Expr as usize)) {
+            return Ok(self.exprs[i].clone());
         }
         let base = match &e.atom {
             Atom::Value(v) => vec![vec![self.sym(j, v)?]],
@@ -515,8 +523,8 @@ impl<'b> Norm<'b> {
     }
 
     fn sym(&mut self, j: &Job, v: &Value) -> Result<Sym> {
-        if let Some(s) = self.sym_memo.get(&(v as *const Value)) {
-            return Ok(s.clone());
+        if let Some(&i) = self.sym_memo.get(&(v as *const Value as usize)) {
+            return Ok(self.syms[i].clone());
         }
         let d = j.def;
         match v {
@@ -713,21 +721,24 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let mut nm = Norm {
         defs: &b.defs,
         index: &b.index,
-        pats: HashMap::new(),
-        widths: HashMap::new(),
+        pats: std::iter::repeat_with(|| None).take(b.defs.len()).collect(),
+        widths: HashMap::default(),
+        width_list: Vec::new(),
         in_progress: Vec::new(),
         terms: Vec::new(),
-        term_idx: HashMap::new(),
-        term_reverse: HashMap::new(),
+        term_idx: HashMap::default(),
+        term_reverse: HashMap::default(),
         anon: 0,
         rules: Vec::new(),
         helpers: Vec::new(),
-        cache: HashMap::new(),
+        cache: HashMap::default(),
         helper_n: 0,
-        instances: HashSet::new(),
+        instances: HashSet::default(),
         queue: VecDeque::new(),
-        sym_memo: HashMap::new(),
-        expr_memo: HashMap::new(),
+        sym_memo: HashMap::default(),
+        expr_memo: HashMap::default(),
+        syms: Vec::new(),
+        exprs: Vec::new(),
         prefix: String::new(),
         cur_span: Span::default(),
     };
@@ -752,7 +763,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     for (i, d) in b.defs.iter().enumerate() {
         if let DefKind::Rule { params, .. } = &d.kind {
             if params.is_empty() && !d.inline_only {
-                nm.queue.push_back(Job { name: d.name.clone(), def: i, params: HashMap::new() });
+                nm.queue.push_back(Job { name: d.name.clone(), def: i, params: HashMap::default() });
             }
         }
     }
@@ -764,17 +775,21 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         // anonymous terminals, then template instances, then EBNF helpers.
         nm.sym_memo.clear();
         nm.expr_memo.clear();
+        nm.syms.clear();
+        nm.exprs.clear();
         let calls = lark_call_order(body);
         for pass in 0..3 {
             for n in &calls {
                 match (pass, n) {
                     (0, Node::Pattern(v)) | (1, Node::Template(v)) => {
                         let s = nm.sym(&j, v)?;
-                        nm.sym_memo.insert(*v as *const Value, s);
+                        nm.sym_memo.insert(*v as *const Value as usize, nm.syms.len());
+                        nm.syms.push(s);
                     }
                     (2, Node::Expr(e)) => {
                         let a = nm.expr(&j, e)?;
-                        nm.expr_memo.insert(*e as *const Expr, a);
+                        nm.expr_memo.insert(*e as *const Expr as usize, nm.exprs.len());
+                        nm.exprs.push(a);
                     }
                     _ => {}
                 }
@@ -788,8 +803,14 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Reachability from the start rule.
     let by_name: HashMap<&str, usize> = all_rules.iter().enumerate().map(|(i, r)| (r.0.as_str(), i)).collect();
-    let declared_rules: HashMap<&str, &Definition> =
-        b.defs.iter().filter(|d| matches!(d.kind, DefKind::DeclaredRule) && !d.inline_only).map(|d| (d.name.as_str(), d)).collect();
+    // Name maps share one value type (an index), so one map instantiation.
+    let declared_rules: HashMap<&str, usize> = b
+        .defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.kind, DefKind::DeclaredRule) && !d.inline_only)
+        .map(|(i, d)| (d.name.as_str(), i))
+        .collect();
     if !by_name.contains_key(start) && !declared_rules.contains_key(start) {
         let hint = match b.index.get(start).map(|&i| &b.defs[i]) {
             Some(d) if d.is_term() => format!(" ('{start}' is a terminal)"),
@@ -798,7 +819,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         };
         return Err(err!(Grammar, "start rule '{start}' is not defined{hint}"));
     }
-    let mut reach: HashSet<&str> = HashSet::new();
+    let mut reach: HashSet<&str> = HashSet::default();
     let mut work = vec![start];
     while let Some(n) = work.pop() {
         if !reach.insert(n) {
@@ -815,7 +836,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         }
     }
     // Terminals kept: used by kept rules, %ignore'd, %indent'ed.
-    let mut used: HashSet<&str> = HashSet::new();
+    let mut used: HashSet<&str> = HashSet::default();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
         for alt in &r.1 {
             for s in alt {
@@ -854,7 +875,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Translate every kept terminal's Python regex; lookaround / backreferences:
     // one error listing every offending terminal.
-    let mut translated: HashMap<&str, (String, Vec<Lookahead>)> = HashMap::new();
+    let mut translated: HashMap<&str, usize> = HashMap::default();
+    let mut translations: Vec<(String, Vec<Lookahead>)> = Vec::new();
     let mut bad: Vec<String> = Vec::new();
     let terms = std::mem::take(&mut nm.terms);
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
@@ -870,7 +892,8 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         if !what.is_empty() {
             bad.push(format!("  {}: {} uses {}", t.span, t.name, what.join(", ")));
         }
-        translated.insert(&t.name, (tr.regex, tr.lookaheads));
+        translated.insert(&t.name, translations.len());
+        translations.push((tr.regex, tr.lookaheads));
     }
     if !bad.is_empty() {
         return Err(err!(
@@ -884,7 +907,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
 
     // Assemble.
     let mut terminals = Vec::new();
-    let mut tid: HashMap<&str, TerminalId> = HashMap::new();
+    let mut tid: HashMap<&str, usize> = HashMap::default();
     let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
         let (pattern, lark) = match &t.pat {
@@ -900,7 +923,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 };
                 let order = LarkOrder { max_width, pattern_len: p.value.chars().count(), flags: p.flags.chars().collect() };
                 let pattern = if p.re {
-                    let (r, lookaheads) = &translated[t.name.as_str()];
+                    let (r, lookaheads) = &translations[translated[t.name.as_str()]];
                     // The error names the user's pattern, never the translation.
                     parser().parse(r).map_err(|e| err!(Regex, "{}: terminal '{}' has an invalid regex /{}/: {}", t.span, t.name, p.value, crate::regex::lang::kind_at(&e).0))?;
                     TerminalPattern::Regex { regex: r.clone(), lookaheads: lookaheads.clone() }
@@ -912,19 +935,19 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
                 (pattern, Some(order))
             }
         };
-        tid.insert(&t.name, TerminalId::new(terminals.len()));
+        tid.insert(&t.name, terminals.len());
         terminals.push(TerminalDef { name: t.name.clone(), pattern, priority: t.priority, ignored: ignored.contains(t.name.as_str()), span: t.span.clone(), lark });
     }
     let mut nonterminals = Vec::new();
-    let mut nid: HashMap<&str, NonterminalId> = HashMap::new();
+    let mut nid: HashMap<&str, usize> = HashMap::default();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
-        nid.insert(&r.0, NonterminalId::new(nonterminals.len()));
+        nid.insert(&r.0, nonterminals.len());
         nonterminals.push(NonterminalDef { name: r.0.clone(), span: r.2.clone() });
     }
-    for (n, d) in &declared_rules {
+    for (n, &d) in &declared_rules {
         if reach.contains(n) && !nid.contains_key(n) {
-            nid.insert(n, NonterminalId::new(nonterminals.len()));
-            nonterminals.push(NonterminalDef { name: n.to_string(), span: d.span() });
+            nid.insert(n, nonterminals.len());
+            nonterminals.push(NonterminalDef { name: n.to_string(), span: b.defs[d].span() });
         }
     }
     let mut rules = Vec::new();
@@ -933,12 +956,12 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             let rhs = alt
                 .iter()
                 .map(|s| match s {
-                    Sym::T(t) => tid.get(t.as_str()).map(|&i| Symbol::T(i)),
-                    Sym::N(n) => nid.get(n.as_str()).map(|&i| Symbol::N(i)),
+                    Sym::T(t) => tid.get(t.as_str()).map(|&i| Symbol::T(TerminalId::new(i))),
+                    Sym::N(n) => nid.get(n.as_str()).map(|&i| Symbol::N(NonterminalId::new(i))),
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| err!(Grammar, "{}: internal error: unresolved symbol in rule '{}'", r.2, r.0))?;
-            rules.push(Rule { lhs: nid[r.0.as_str()], rhs, span: r.2.clone(), priority: r.3 });
+            rules.push(Rule { lhs: NonterminalId::new(nid[r.0.as_str()]), rhs, span: r.2.clone(), priority: r.3 });
         }
     }
     let indent = match &b.indent {
@@ -946,7 +969,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
         Some((names, at)) => {
             let get = |k: usize, declared: bool| -> Result<TerminalId> {
                 let (n, sp) = &names[k];
-                let id = tid.get(n.as_str()).copied().ok_or_else(|| err!(Grammar, "{sp}: %indent names undefined terminal '{n}'"))?;
+                let id = tid.get(n.as_str()).map(|&i| TerminalId::new(i)).ok_or_else(|| err!(Grammar, "{sp}: %indent names undefined terminal '{n}'"))?;
                 let is_decl = matches!(terminals[id.index()].pattern, TerminalPattern::Declared);
                 match (declared, is_decl) {
                     (true, false) => Err(err!(Grammar, "{sp}: %indent: '{n}' must be %declare'd (the indentation layer produces it), but it is defined")),
@@ -964,7 +987,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             Some(IndentConfig { newline, indent: ind, dedent: ded, open: with_text(&["(", "[", "{"]), close: with_text(&[")", "]", "}"]) })
         }
     };
-    let start_id = nid.get(start).copied().ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
+    let start_id = nid.get(start).map(|&i| NonterminalId::new(i)).ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
     // The lexer mode: `%lexer`, else the front end's default.
     let lexer = b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m);
     Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer, conflicts: crate::grammar::ConflictPolicy::Lark })

@@ -11,7 +11,7 @@
 //! value is split into disjoint atoms by the exact set of members it
 //! satisfies. Scalars of a union are one terminal (disjoint by construction).
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::rc::Rc;
 
 use super::ir::{ConjId, Ir, Loc, Merged, Set, T_ARR, T_OBJ};
@@ -123,13 +123,33 @@ pub struct Gen<'a, 'i> {
     memo: HashMap<Key, NonterminalId>,
     work: Vec<(Key, NonterminalId)>,
     s: Option<Structs>,
-    scalar: HashMap<ConjId, Rc<ScalarLang>>,
+    scalar: Dense<ScalarLang>,
     nonempty: HashMap<(Vec<String>, Vec<String>), bool>,
-    obj_info: HashMap<ConjId, Rc<ObjInfo>>,
-    arr_info: HashMap<ConjId, Rc<ArrInfo>>,
-    classes: HashMap<List, Rc<Vec<KeyClass>>>,
+    obj_info: Dense<ObjInfo>,
+    arr_info: Dense<ArrInfo>,
+    /// Key classes per conjunction list: an index into `class_lists` (the
+    /// map type the IR's conjunction interning has already).
+    classes: HashMap<Vec<ConjId>, u32>,
+    class_lists: Vec<Rc<Vec<KeyClass>>>,
     /// Prefix of every name (so grammars can be merged).
     prefix: String,
+}
+
+/// A memo per conjunction: conjunction ids are dense, so a vector (less
+/// wasm than a map per value type).
+struct Dense<X>(Vec<Option<Rc<X>>>);
+
+impl<X> Dense<X> {
+    fn get(&self, c: &ConjId) -> Option<&Rc<X>> {
+        self.0.get(*c as usize)?.as_ref()
+    }
+    fn insert(&mut self, c: ConjId, x: Rc<X>) {
+        let i = c as usize;
+        if self.0.len() <= i {
+            self.0.resize_with(i + 1, || None);
+        }
+        self.0[i] = Some(x);
+    }
 }
 
 fn bits(n: usize) -> impl Iterator<Item = u64> {
@@ -141,17 +161,18 @@ impl<'a, 'i> Gen<'a, 'i> {
         let mut g = Gen {
             ir,
             terms: Vec::new(),
-            term_ids: HashMap::new(),
+            term_ids: HashMap::default(),
             nts: Vec::new(),
             rules: Vec::new(),
-            memo: HashMap::new(),
+            memo: HashMap::default(),
             work: Vec::new(),
             s: None,
-            scalar: HashMap::new(),
-            nonempty: HashMap::new(),
-            obj_info: HashMap::new(),
-            arr_info: HashMap::new(),
-            classes: HashMap::new(),
+            scalar: Dense(Vec::new()),
+            nonempty: HashMap::default(),
+            obj_info: Dense(Vec::new()),
+            arr_info: Dense(Vec::new()),
+            classes: HashMap::default(),
+            class_lists: Vec::new(),
             prefix: prefix.to_string(),
         };
         let lit = |g: &mut Self, t: &str| g.literal(t);
@@ -567,8 +588,8 @@ impl<'a, 'i> Gen<'a, 'i> {
 
     /// The key classes of an object product over `list`.
     fn key_classes(&mut self, list: &List) -> Result<Rc<Vec<KeyClass>>> {
-        if let Some(k) = self.classes.get(list) {
-            return Ok(k.clone());
+        if let Some(&k) = self.classes.get(&list[..]) {
+            return Ok(self.class_lists[k as usize].clone());
         }
         let mut ms = Vec::new();
         let mut infos = Vec::new();
@@ -674,7 +695,8 @@ impl<'a, 'i> Gen<'a, 'i> {
             out.push(KeyClass { term, per });
         }
         let rc = Rc::new(out);
-        self.classes.insert(list.clone(), rc.clone());
+        self.classes.insert(list.to_vec(), self.class_lists.len() as u32);
+        self.class_lists.push(rc.clone());
         Ok(rc)
     }
 

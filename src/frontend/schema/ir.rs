@@ -8,7 +8,7 @@
 //! (properties, items) are sets of nodes too, so `allOf` of two objects merges
 //! their property schemas lazily, which also makes recursion terminate.
 
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 use serde_json::Value;
 
@@ -181,7 +181,9 @@ pub struct Ir<'a> {
     conjs: Vec<Set>,
     conj_ids: HashMap<Set, ConjId>,
     merged: Vec<Option<std::rc::Rc<Merged<'a>>>>,
-    dnf_memo: HashMap<Set, std::rc::Rc<Vec<ConjId>>>,
+    /// Set → index into `dnf_list` (the map type of `conj_ids`).
+    dnf_memo: HashMap<Set, u32>,
+    dnf_list: Vec<std::rc::Rc<Vec<ConjId>>>,
     pub warnings: Vec<String>,
     /// Schema resources by absolute URI (no fragment): the root, embedded
     /// resources (`$id`), registry documents and metaschemas once indexed.
@@ -200,7 +202,9 @@ pub struct Ir<'a> {
     pointers: HashMap<usize, String>,
     pub false_loc: Loc,
     /// Value-level search DFAs of patternProperties patterns.
-    key_dfas: HashMap<String, std::rc::Rc<crate::regex::lang::Dfa>>,
+    /// Pattern → index into `dfa_list` (a map type the crate has already).
+    key_dfas: HashMap<String, usize>,
+    dfa_list: Vec<crate::regex::lang::Dfa>,
     one_of: OneOfPolicy,
 }
 
@@ -218,20 +222,22 @@ impl<'a> Ir<'a> {
             draft,
             opts,
             nodes: Vec::new(),
-            node_ids: HashMap::new(),
+            node_ids: HashMap::default(),
             conjs: Vec::new(),
-            conj_ids: HashMap::new(),
+            conj_ids: HashMap::default(),
             merged: Vec::new(),
-            dnf_memo: HashMap::new(),
+            dnf_memo: HashMap::default(),
+            dnf_list: Vec::new(),
             warnings: Vec::new(),
-            resources: HashMap::new(),
-            anchors: HashMap::new(),
-            bases: HashMap::new(),
-            dialects: HashMap::new(),
+            resources: HashMap::default(),
+            anchors: HashMap::default(),
+            bases: HashMap::default(),
+            dialects: HashMap::default(),
             registry: Vec::new(),
-            pointers: HashMap::new(),
+            pointers: HashMap::default(),
             false_loc: 0,
-            key_dfas: HashMap::new(),
+            key_dfas: HashMap::default(),
+            dfa_list: Vec::new(),
             one_of,
         };
         ir.false_loc = ir.nodes.len() as Loc;
@@ -468,7 +474,7 @@ impl<'a> Ir<'a> {
         let mut stack: Vec<Loc> = roots.to_vec();
         stack.reverse();
         let mut acts: Vec<Loc> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::FxSet::default();
         while let Some(l) = stack.pop() {
             if l & EMIT != 0 {
                 out.push(l & !EMIT);
@@ -553,8 +559,8 @@ impl<'a> Ir<'a> {
 
     /// The union of conjunctions (DNF) equivalent to the set of nodes.
     pub fn dnf(&mut self, set: &[Loc]) -> Result<std::rc::Rc<Vec<ConjId>>> {
-        if let Some(d) = self.dnf_memo.get(set) {
-            return Ok(d.clone());
+        if let Some(&d) = self.dnf_memo.get(set) {
+            return Ok(self.dnf_list[d as usize].clone());
         }
         let closed = self.close(set, &[])?;
         let mut out = Vec::new();
@@ -563,7 +569,8 @@ impl<'a> Ir<'a> {
         out.sort_unstable();
         out.dedup();
         let rc = std::rc::Rc::new(out);
-        self.dnf_memo.insert(set.to_vec(), rc.clone());
+        self.dnf_memo.insert(set.to_vec(), self.dnf_list.len() as u32);
+        self.dnf_list.push(rc.clone());
         Ok(rc)
     }
 
@@ -937,9 +944,10 @@ impl<'a> Ir<'a> {
                 .and_then(|h| crate::regex::lang::search_language(&h))
                 .map_err(|e| err!(Regex, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
             let d = crate::regex::lang::Dfa::from_hir(&h).map_err(|e| err!(Limit, "JSON Schema: pattern {pattern:?} at {ptr}: {e}"))?;
-            self.key_dfas.insert(pattern.to_string(), std::rc::Rc::new(d));
+            self.key_dfas.insert(pattern.to_string(), self.dfa_list.len());
+            self.dfa_list.push(d);
         }
-        Ok(self.key_dfas[pattern].full_match(key.as_bytes()))
+        Ok(self.dfa_list[self.key_dfas[pattern]].full_match(key.as_bytes()))
     }
 
     /// The schema (set of nodes) of property `key` in an object part: the
@@ -989,7 +997,7 @@ impl<'a> Ir<'a> {
 /// The set without repeats, each node at its first place (the parts'
 /// order: the key order of merged objects).
 pub fn dedup_ordered(set: Set) -> Set {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::hash::FxSet::default();
     let mut out = Vec::new();
     for l in set {
         if seen.insert(l) {

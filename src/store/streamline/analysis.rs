@@ -56,7 +56,7 @@
 //! state has no poppable symbol but is *not* good for that reason.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use crate::hash::{FxMap as HashMap, FxSet as HashSet};
 
 use crate::grammar::{Cfg, Symbol};
 use crate::ids::TerminalId;
@@ -91,7 +91,8 @@ pub struct Analysis {
     /// FIRST sets per nonterminal (bit rows of `words` u64), on the trimmed grammar.
     first: Vec<Vec<u64>>,
     never_cache: RefCell<HashMap<Vec<u32>, bool>>,
-    always_cache: RefCell<HashMap<(Vec<u32>, usize), bool>>,
+    /// Keyed by `x`, the sequence, then `max_stack` (one map type with `never_cache`).
+    always_cache: RefCell<HashMap<Vec<u32>, bool>>,
     /// Second prover for `is_always_legal`: the same exploration on the LALR
     /// automaton (see [`super::lr`]), when tables are given.
     lr: Option<super::lr::LrProver>,
@@ -154,7 +155,7 @@ impl Analysis {
                 break;
             }
         }
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let rules: Vec<(u32, Vec<Symbol>)> = cfg
             .rules
             .iter()
@@ -287,7 +288,7 @@ impl Analysis {
                 }
             }
         }
-        let mut groups: HashMap<Vec<(u32, Vec<Symbol>)>, Vec<TerminalId>> = HashMap::new();
+        let mut groups: HashMap<Vec<(u32, Vec<Symbol>)>, Vec<TerminalId>> = HashMap::default();
         for (t, mut c) in contexts.into_iter().enumerate() {
             if !live[t] {
                 continue;
@@ -323,8 +324,8 @@ impl Analysis {
             rep,
             pda,
             first,
-            never_cache: RefCell::new(HashMap::new()),
-            always_cache: RefCell::new(HashMap::new()),
+            never_cache: RefCell::new(HashMap::default()),
+            always_cache: RefCell::new(HashMap::default()),
             lr: None,
             proofs: RefCell::new([0; 3]),
         }
@@ -500,7 +501,7 @@ impl Analysis {
             }
             prev = t;
         }
-        let key = (std::iter::once(x.0).chain(s.iter().map(|t| t.0)).collect::<Vec<u32>>(), max_stack);
+        let key = std::iter::once(x.0).chain(s.iter().map(|t| t.0)).chain([max_stack as u32]).collect::<Vec<u32>>();
         if let Some(&v) = self.always_cache.borrow().get(&key) {
             return v;
         }
@@ -523,8 +524,8 @@ impl Analysis {
             s,
             max_stack,
             stacks: vec![(NONE, 0, 0)],
-            stack_ids: HashMap::new(),
-            ids: HashMap::new(),
+            stack_ids: HashMap::default(),
+            ids: HashMap::default(),
             nodes: Vec::new(),
         };
         ex.node(x, 0, 0);
@@ -594,7 +595,7 @@ impl Analysis {
             n += 1;
         }
         // Least fixpoint: propagate goodness backwards from the final nodes.
-        edges.sort_unstable();
+        crate::sort::sort_packed(&mut edges);
         let mut off = vec![0u32; need.len() + 1];
         for &(to, _) in &edges {
             off[to as usize + 1] += 1;
@@ -1013,7 +1014,7 @@ mod tests {
 
         /// All of Lp and L up to length `n`.
         fn lang(&self, nt: usize, n: usize) -> (HashSet<Vec<u32>>, HashSet<Vec<u32>>) {
-            let (mut lp, mut l) = (HashSet::new(), HashSet::new());
+            let (mut lp, mut l) = (HashSet::default(), HashSet::default());
             let mut frontier = match self.init() {
                 Some(c) => vec![(Vec::new(), c)],
                 None => return (lp, l),
@@ -1267,7 +1268,7 @@ mod tests {
         let tid = |v: &[u32]| v.iter().map(|&t| TerminalId(t)).collect::<Vec<_>>();
         let windows: HashSet<Vec<u32>> =
             lp.iter().flat_map(|w| (0..w.len()).flat_map(move |i| (i + 1..=w.len()).map(move |j| w[i..j].to_vec()))).collect();
-        let mut by_last: HashMap<u32, Vec<&Vec<u32>>> = HashMap::new();
+        let mut by_last: HashMap<u32, Vec<&Vec<u32>>> = HashMap::default();
         for w in &lp {
             if let Some(&x) = w.last() {
                 by_last.entry(x).or_default().push(w);

@@ -40,7 +40,7 @@
 //! "unknown".
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 use std::rc::Rc;
 
 use crate::ids::{NonterminalId, ParseStateId, TerminalId};
@@ -73,7 +73,8 @@ pub struct LrProver {
     preds: Vec<Vec<u32>>,
     /// `entered[x]`: states entered by shifting terminal `x`.
     entered: Vec<Vec<u32>>,
-    preds_at: RefCell<HashMap<(u32, usize), Rc<Vec<u32>>>>,
+    /// `(s, d)` → index into the second vector (a map type the crate has already).
+    preds_at: RefCell<(HashMap<(u32, u32), u32>, Vec<Rc<Vec<u32>>>)>,
     /// `None` while a node is being evaluated (a cycle reads it as doubt).
     memo: RefCell<HashMap<(Vec<u32>, Vec<u32>), Option<Verdict>>>,
 }
@@ -107,8 +108,8 @@ impl LrProver {
             max_stack: max_stack.max(2),
             preds,
             entered,
-            preds_at: RefCell::new(HashMap::new()),
-            memo: RefCell::new(HashMap::new()),
+            preds_at: RefCell::new((HashMap::default(), Vec::new())),
+            memo: RefCell::new(HashMap::default()),
         }
     }
 
@@ -129,8 +130,9 @@ impl LrProver {
 
     /// States `d` edges below `s`.
     fn preds_at(&self, s: u32, d: usize) -> Rc<Vec<u32>> {
-        if let Some(v) = self.preds_at.borrow().get(&(s, d)) {
-            return v.clone();
+        let key = (s, d as u32); // a depth, far below 2^32
+        if let Some(&i) = self.preds_at.borrow().0.get(&key) {
+            return self.preds_at.borrow().1[i as usize].clone();
         }
         let mut cur = vec![s];
         for _ in 0..d {
@@ -143,7 +145,10 @@ impl LrProver {
             cur = next;
         }
         let v = Rc::new(cur);
-        self.preds_at.borrow_mut().insert((s, d), v.clone());
+        let mut m = self.preds_at.borrow_mut();
+        let i = m.1.len() as u32;
+        m.0.insert(key, i);
+        m.1.push(v.clone());
         v
     }
 

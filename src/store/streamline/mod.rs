@@ -8,7 +8,7 @@ use crate::grammar::Cfg;
 use crate::ids::TerminalId;
 use crate::parser::incremental::IncTables;
 use analysis::Analysis;
-use std::collections::HashMap;
+use crate::hash::FxMap as HashMap;
 
 /// Tunables of streamlining.
 #[derive(Clone, Debug)]
@@ -53,7 +53,7 @@ pub struct ContextVerdicts {
     /// `(top state, 4 * state below + mode, class)`, sorted.
     pub contexts: Vec<(u32, u32, u32)>,
     /// Per target: the index of each of its sequences.
-    pub seqs: HashMap<u32, HashMap<Vec<u32>, u32>>,
+    pub(crate) seqs: HashMap<u32, HashMap<Vec<u32>, u32>>,
 }
 
 /// Beyond the paper: for every target `X` and every parser context `(t, s)`
@@ -122,10 +122,12 @@ fn context_verdicts(
     let mut out = ContextVerdicts::default();
     // Per target: per sequence (in `out.seqs` order), the fraction of its
     // contexts that must check it.
-    let mut check_frac: HashMap<u32, Vec<f64>> = HashMap::new();
+    // (`x` → index into `fracs`: a map type the crate has already.)
+    let mut check_frac: HashMap<u32, u32> = HashMap::default();
+    let mut fracs: Vec<Vec<f64>> = Vec::new();
     let mut per_x: Vec<(u32, Vec<&[u32]>)> = per_x.into_iter().collect();
     for (_, seqs) in per_x.iter_mut() {
-        seqs.sort_unstable();
+        crate::sort::sort_cold(seqs);
         seqs.dedup();
     }
     // The targets are independent: their verdict rows are computed in
@@ -175,7 +177,7 @@ fn context_verdicts(
             })
             .collect();
         let (mut pairs, mut rows, mut checks) = (Vec::with_capacity(ctxs.len()), Vec::new(), vec![0u32; seqs.len()]);
-        let mut class_of: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut class_of: HashMap<Vec<u8>, u32> = HashMap::default();
         for &(s0, t, mode) in &ctxs {
             let inb = mode == MODE_IN_BRACKETS;
             // The verdict of `s` for the LR parser: INDENT first when pending deeper.
@@ -230,16 +232,17 @@ fn context_verdicts(
         let base = out.classes.len() as u32;
         out.classes.extend(rows.into_iter().map(|row| (*x, row)));
         out.contexts.extend(pairs.into_iter().map(|(s0, key, k)| (s0, key, base + k)));
-        check_frac.insert(*x, checks.iter().map(|&c| c as f64 / n_ctx as f64).collect());
+        check_frac.insert(*x, fracs.len() as u32);
+        fracs.push(checks.iter().map(|&c| c as f64 / n_ctx as f64).collect());
         out.seqs.insert(*x, seqs.iter().enumerate().map(|(i, s)| (s.to_vec(), i as u32)).collect());
     }
-    out.contexts.sort_unstable();
+    crate::sort::sort_packed(&mut out.contexts);
     let mut expected = 0f64;
     for (q, list) in entries.iter().enumerate() {
         // Positions after a newline keep their full count: their dedent
         // contexts have no verdicts.
         let x = targets[q];
-        let frac = |s: &Vec<u32>| Some(check_frac.get(&x)?[*out.seqs.get(&x)?.get(s)? as usize]);
+        let frac = |s: &Vec<u32>| Some(fracs[*check_frac.get(&x)? as usize][*out.seqs.get(&x)?.get(s)? as usize]);
         for (s, _) in list {
             expected += if clean_target(x) { frac(s).unwrap_or(1.0) } else { 1.0 };
         }
@@ -334,7 +337,9 @@ pub fn streamline(
 
     // Steps 3 and 4: always/never legal, first with pair facts, then whole sequences.
     // Verdicts by (target, step), then sequence (looked up without a copy).
-    let mut cache: HashMap<(u32, u32), HashMap<Vec<u32>, Verdict>> = HashMap::new();
+    // `(x, step)` → index into `caches` (a map type the crate has already).
+    let mut cache: HashMap<(u32, u32), u32> = HashMap::default();
+    let mut caches: Vec<HashMap<Vec<u32>, Verdict>> = Vec::new();
     for step in [3, 4] {
         let t = crate::time::Instant::now();
         for (q, list) in entries.iter_mut().enumerate() {
@@ -355,7 +360,11 @@ pub fn streamline(
                     }
                     continue;
                 }
-                let by_seq = cache.entry((x, step)).or_default();
+                let i = *cache.entry((x, step)).or_insert_with(|| {
+                    caches.push(HashMap::default());
+                    caches.len() as u32 - 1
+                });
+                let by_seq = &mut caches[i as usize];
                 let v = match by_seq.get(s.as_slice()) {
                     Some(v) => v.clone(),
                     None => {
@@ -387,7 +396,7 @@ pub fn streamline(
     }
     // Beyond the paper: verdicts per parser context.
     let t = crate::time::Instant::now();
-    drop(cache);
+    drop((cache, caches));
     if opts.contexts {
         let (cv, expected) = context_verdicts(
             grammar,
