@@ -211,7 +211,7 @@ fn mangle_value(v: &mut Value, m: &Mangle) {
             *name = m.apply(name);
             args.iter_mut().for_each(|a| mangle_value(a, m));
         }
-        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => {}
+        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } | Value::Special { .. } => {}
     }
 }
 

@@ -124,6 +124,7 @@ pub fn compile(
         nonterminals: cfg.nonterminals.len(),
         ..Default::default()
     };
+    check_specials(cfg, &vocab)?;
     let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, progress)?;
 
     let t = Instant::now();
@@ -224,6 +225,7 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
         nonterminals: cfg.nonterminals.len(),
         ..Default::default()
     };
+    check_specials(cfg, pv.vocab())?;
     let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, &mut |_| {})?;
     let store = lazy_store(cfg, lexer, grammar, pv);
     rep.positions = store.q_target.len();
@@ -257,7 +259,7 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
         transitions: 0,
         first_visit_budget: FIRST_VISIT_BUDGET,
     };
-    MaskStore {
+    let mut store = MaskStore {
         lexer,
         grammar,
         vocab: pv.vocab_rc().clone(),
@@ -266,7 +268,25 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
         q_target,
         tables: RefCell::new(Assembler::tables(nq, pv.vocab().len() as u32)),
         lazy: Some(RefCell::new(lazy)),
+        specials: Vec::new(),
+    };
+    // Checked with spans by `check_specials` before.
+    store.specials = store.find_specials().unwrap_or_default();
+    store
+}
+
+/// The tokens `cfg` names (`<|im_end|>`, `<[151645]>`) must be tokens of
+/// `vocab`, each named once: else a `Grammar` error at the name.
+pub fn check_specials(cfg: &Cfg, vocab: &Vocab) -> Result<()> {
+    let mut seen: Vec<(u32, &str)> = Vec::new();
+    for t in cfg.terminals.iter().filter(|t| matches!(t.pattern, crate::grammar::TerminalPattern::Special)) {
+        let id = vocab.named_token(&t.name).map_err(|e| crate::err!(Grammar, "{}: token {}: {e}", t.span, t.name))?.0;
+        if let Some((_, other)) = seen.iter().find(|s| s.0 == id) {
+            return Err(crate::err!(Grammar, "{}: token {} is {other} (id {id}) again: name each token once", t.span, t.name));
+        }
+        seen.push((id, &t.name));
     }
+    Ok(())
 }
 
 /// A stable hash of the normalized grammar (terminals, patterns, rules).
@@ -1107,7 +1127,7 @@ fn assemble(lexer: Lexer, grammar: IncTables, vocab: Rc<Vocab>, info: StoreInfo,
     let (entry_vidx, pool_vidx) = (std::mem::take(&mut t.ctx.entry_vidx), std::mem::take(&mut t.ctx.pool_vidx));
     t.ctx = context_table(&grammar, ctx, entry_vidx, pool_vidx);
     t.sets = super::sets::delta_encode(std::mem::take(&mut t.sets));
-    MaskStore {
+    let mut store = MaskStore {
         lexer,
         grammar,
         vocab,
@@ -1116,7 +1136,10 @@ fn assemble(lexer: Lexer, grammar: IncTables, vocab: Rc<Vocab>, info: StoreInfo,
         q_target: raw.q_target,
         tables: RefCell::new(t),
         lazy: None,
-    }
+        specials: Vec::new(),
+    };
+    store.specials = store.find_specials().unwrap_or_default();
+    store
 }
 
 /// Position states of a [`Lazy`] store.

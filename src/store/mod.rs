@@ -69,6 +69,20 @@ pub struct MaskStore {
     /// How to compute the positions not visited yet (stores compiled per request).
     #[cfg(feature = "compiler")]
     pub(crate) lazy: Option<RefCell<build::Lazy>>,
+    /// The tokens the grammar names, by token id (derived from the
+    /// terminal names and the lexer: not in blobs).
+    pub(crate) specials: Vec<SpecialToken>,
+}
+
+/// A token the grammar names ([`crate::grammar::TerminalPattern::Special`]):
+/// committing `token` ends the lexeme in progress, feeds terminal `term` to
+/// the parser and puts the lexer at position `q` (right after the token).
+/// The token is matched only so, never as text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpecialToken {
+    pub token: u32,
+    pub term: u32,
+    pub q: QId,
 }
 
 /// The entries of every position (see [`MaskStore`]).
@@ -324,6 +338,39 @@ impl ContextTable {
 
 
 impl MaskStore {
+    /// The tokens the grammar names, from the terminal names (`<...>`, see
+    /// [`crate::grammar::is_special_name`]), the vocabulary and the lexer
+    /// state each one has (the only state where it wins).
+    pub(crate) fn find_specials(&self) -> std::result::Result<Vec<SpecialToken>, String> {
+        let mut out: Vec<SpecialToken> = Vec::new();
+        for (i, name) in self.info.terminal_names.iter().enumerate() {
+            if !crate::grammar::is_special_name(name) {
+                continue;
+            }
+            let token = self.vocab.named_token(name).map_err(|e| format!("token {name}: {e}"))?.0;
+            if let Some(o) = out.iter().find(|o| o.token == token) {
+                return Err(format!("tokens {} and {name} are the same token (id {token})", self.info.terminal_names[o.term as usize]));
+            }
+            let t = crate::ids::TerminalId(i as u32);
+            let l = (0..self.lexer.n_states() as u32)
+                .find(|&l| self.lexer.winners(crate::ids::LexStateId(l)).contains(&t))
+                .ok_or_else(|| format!("token {name} has no lexer state"))?;
+            let q = self.q_of(l, i as u32).ok_or_else(|| format!("token {name} has no position"))?;
+            out.push(SpecialToken { token, term: i as u32, q });
+        }
+        Ok(out)
+    }
+
+    /// The grammar's token `id`, if it names it.
+    #[inline]
+    pub fn special(&self, id: u32) -> Option<&SpecialToken> {
+        self.specials.iter().find(|s| s.token == id)
+    }
+
+    pub fn specials(&self) -> &[SpecialToken] {
+        &self.specials
+    }
+
     pub fn vocab(&self) -> &Vocab {
         &self.vocab
     }

@@ -347,6 +347,9 @@ impl<'b> Norm<'b> {
             Value::Rule(n, pos) | Value::Template { name: n, pos, .. } => {
                 return Err(err!(Grammar, "{}: rules are not allowed inside terminals ('{n}' in terminal '{}')", sp(self, *pos), self.defs[d].name))
             }
+            Value::Special { name, pos } => {
+                return Err(err!(Grammar, "{}: token {name} is matched by its id, so it can stand only in rules, not inside terminal '{}'", sp(self, *pos), self.defs[d].name))
+            }
         })
     }
 
@@ -573,6 +576,14 @@ impl<'b> Norm<'b> {
                 let p = self.value_pat(d, v)?;
                 Ok(Sym::T(self.anon_terminal(p, self.def_span(d, *pos))))
             }
+            // A token: a terminal named as written, without a pattern.
+            Value::Special { name, pos } => {
+                if !self.term_idx.contains_key(name) {
+                    self.term_idx.insert(name.clone(), self.terms.len());
+                    self.terms.push(TermEntry { name: name.clone(), pat: None, priority: 0, span: self.def_span(d, *pos) });
+                }
+                Ok(Sym::T(name.clone()))
+            }
         }
     }
 }
@@ -594,7 +605,7 @@ fn value_node(v: &Value) -> Option<Node<'_>> {
     match v {
         Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => Some(Node::Pattern(v)),
         Value::Template { .. } => Some(Node::Template(v)),
-        Value::Term(..) | Value::Rule(..) => None,
+        Value::Term(..) | Value::Rule(..) | Value::Special { .. } => None,
     }
 }
 
@@ -888,6 +899,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
         let (pattern, lark) = match &t.pat {
+            None if crate::grammar::is_special_name(&t.name) => (TerminalPattern::Special, None),
             None => (TerminalPattern::Declared, None),
             Some(p) => {
                 let (_, max) = nm.widths(p);
