@@ -646,8 +646,7 @@ impl Matcher {
                 return self.consume_common(from, configs);
             }
             if !vocab.eos_ids().contains(&TokenId(id)) {
-                let name = &st.info.terminal_names[sp.term as usize];
-                return Err(crate::err!(InvalidToken, "token {id} ({name}) is not allowed here"));
+                return Err(crate::err!(InvalidToken, "token {id} ({:?}) is not allowed here", String::from_utf8_lossy(vocab.token_bytes(TokenId(id)))));
             }
         }
         if vocab.eos_ids().contains(&TokenId(id)) {

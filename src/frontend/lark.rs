@@ -131,7 +131,7 @@ pub fn set_lexer(cfg: &mut Cfg, mode: crate::grammar::LexerMode) -> crate::Resul
             .terminals
             .iter()
             .zip(&used)
-            .filter(|(t, u)| !**u && !t.ignored && !matches!(t.pattern, crate::grammar::TerminalPattern::Declared))
+            .filter(|(t, u)| !**u && !t.ignored && t.is_lexed())
             .map(|(t, _)| t.name.as_str())
             .collect();
         if !rejected.is_empty() {

@@ -141,7 +141,7 @@ pub fn compile(
 
     let mut raw = raw;
     let mut info = StoreInfo {
-        terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
+        terminal_names: terminal_names(cfg, &vocab),
         grammar_fingerprint: grammar_fingerprint(cfg),
         step_counts: vec![("raw".into(), rep.raw_entries as u64)],
     };
@@ -244,7 +244,7 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
     let (q_base, q_target) = positions(&lexer);
     let nq = q_target.len();
     let info = StoreInfo {
-        terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
+        terminal_names: terminal_names(cfg, pv.vocab()),
         grammar_fingerprint: grammar_fingerprint(cfg),
         step_counts: Vec::new(),
     };
@@ -273,6 +273,19 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
     // Checked with spans by `check_specials` before.
     store.specials = store.find_specials().unwrap_or_default();
     store
+}
+
+/// The terminals' names in a store: a token the grammar names is written
+/// by its id (`<[151657]>`, whatever the grammar wrote), so that loading a
+/// blob needs no search of the vocabulary.
+fn terminal_names(cfg: &Cfg, vocab: &Vocab) -> Vec<String> {
+    cfg.terminals
+        .iter()
+        .map(|t| match (&t.pattern, vocab.named_token(&t.name)) {
+            (crate::grammar::TerminalPattern::Special, Ok(id)) => format!("<[{}]>", id.0),
+            _ => t.display_name(),
+        })
+        .collect()
 }
 
 /// The tokens `cfg` names (`<|im_end|>`, `<[151645]>`) must be tokens of

@@ -338,24 +338,21 @@ impl ContextTable {
 
 
 impl MaskStore {
-    /// The tokens the grammar names, from the terminal names (`<...>`, see
-    /// [`crate::grammar::is_special_name`]), the vocabulary and the lexer
-    /// state each one has (the only state where it wins).
+    /// The tokens the grammar names, from the terminal names (`<[id]>` in
+    /// a store: see `build::terminal_names`) and the lexer state each one
+    /// has (the only state where it wins).
     pub(crate) fn find_specials(&self) -> std::result::Result<Vec<SpecialToken>, String> {
-        let mut out: Vec<SpecialToken> = Vec::new();
+        let mut out = Vec::new();
         for (i, name) in self.info.terminal_names.iter().enumerate() {
             if !crate::grammar::is_special_name(name) {
                 continue;
             }
-            let token = self.vocab.named_token(name).map_err(|e| format!("token {name}: {e}"))?.0;
-            if let Some(o) = out.iter().find(|o| o.token == token) {
-                return Err(format!("tokens {} and {name} are the same token (id {token})", self.info.terminal_names[o.term as usize]));
-            }
+            let bad = || format!("bad token terminal {name}");
+            let token = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")).and_then(|n| n.parse::<u32>().ok());
+            let token = token.filter(|&t| (t as usize) < self.vocab.len()).ok_or_else(bad)?;
             let t = crate::ids::TerminalId(i as u32);
-            let l = (0..self.lexer.n_states() as u32)
-                .find(|&l| self.lexer.winners(crate::ids::LexStateId(l)).contains(&t))
-                .ok_or_else(|| format!("token {name} has no lexer state"))?;
-            let q = self.q_of(l, i as u32).ok_or_else(|| format!("token {name} has no position"))?;
+            let l = (0..self.lexer.n_states() as u32).find(|&l| self.lexer.winners(crate::ids::LexStateId(l)).contains(&t));
+            let q = l.and_then(|l| self.q_of(l, i as u32)).ok_or_else(bad)?;
             out.push(SpecialToken { token, term: i as u32, q });
         }
         Ok(out)

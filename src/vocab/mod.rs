@@ -214,6 +214,7 @@ impl Vocab {
         &self.eos
     }
 
+    #[cfg(feature = "compiler")]
     /// The token a grammar names (see `grammar::TerminalPattern::Special`):
     /// `<[id]>` by id, else the token whose bytes are exactly `name` (a
     /// special one first). The error says why none is.

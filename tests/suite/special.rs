@@ -118,6 +118,15 @@ fn spelled_out_token_text_is_text_not_the_token() {
     let text_only = q.lark("start: /[^\\n]+/").unwrap();
     let mut m = Matcher::new(text_only);
     m.commit_token(TOOL_CALL).expect("an unnamed added token is text");
+    // `%reject <tool_call>`: the token is named, so never text, and no rule takes it.
+    let none = q.lark("start: TEXT\nTEXT: /(?s:.+)/\n%reject <tool_call>").unwrap();
+    let mut m = Matcher::new(none.clone());
+    let mask = m.compute_mask();
+    assert!(!bit(&mask, TOOL_CALL) && bit(&mask, END_TOOL_CALL));
+    check_mask_vs_commit(&m, &mask);
+    walk(&mut m, &spelled).unwrap();
+    assert!(m.commit_token(TOOL_CALL).is_err() && m.is_accepting());
+    assert!(q.lark("start: <tool_call>\n%reject <tool_call>").is_err());
     // A grammar where the text cannot hold '<' refuses the spelled-out form.
     let strict = q.lark("start: <tool_call> NAME\nNAME: /[a-z]+/").unwrap();
     let mut m = Matcher::new(strict);
@@ -216,4 +225,44 @@ fn unknown_or_misplaced_tokens_are_named_errors() {
     assert_eq!(e.kind(), ErrorKind::GrammarSyntax, "{e}");
     let e = err("start: <[12a]>");
     assert_eq!(e.kind(), ErrorKind::GrammarSyntax, "{e}");
+}
+
+/// A tools grammar as grammask/transformers writes it for Qwen3 (hermes:
+/// the opener and closer by id, the call as an `%json` `anyOf` of one object
+/// per tool): valid calls to the end, an unknown tool and an enum violation
+/// refused, masks equal to commits at the boundaries of the call.
+#[test]
+fn hermes_tools_grammar_with_embedded_schemas() {
+    let q = tok("qwen3");
+    let call = |name: &str, params: &str| {
+        format!(r#"{{"type": "object", "properties": {{"name": {{"const": "{name}"}}, "arguments": {params}}}, "required": ["name", "arguments"], "additionalProperties": false}}"#)
+    };
+    let weather = call("get_weather", r#"{"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city"], "additionalProperties": false}"#);
+    let search = call("search", r#"{"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"], "additionalProperties": false}"#);
+    let g = format!(
+        "start: calls \"\\n\"?\ncalls: call | calls \"\\n\"? call\ncall: <[151657]> \"\\n\" %json {{\"anyOf\": [{weather}, {search}]}} \"\\n\" <[151658]>\n"
+    );
+    let store = q.lark(&g).unwrap();
+    let good = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>";
+    let ids = q.ids(good);
+    let mut m = Matcher::new(store.clone());
+    for (i, &id) in ids.iter().enumerate() {
+        if i == 0 || id == TOOL_CALL || id == END_TOOL_CALL || ids[i - 1] == END_TOOL_CALL {
+            check_mask_vs_commit(&m, &m.compute_mask());
+        }
+        m.commit_token(id).unwrap_or_else(|e| panic!("#{i}: {e}"));
+    }
+    assert!(m.is_accepting());
+    let mask = m.compute_mask();
+    assert!(bit(&mask, TOOL_CALL) && !bit(&mask, END_TOOL_CALL), "a further call may follow, no closer");
+    check_mask_vs_commit(&m, &mask);
+    for bad in [
+        "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>",
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P\", \"unit\": \"k\"}}\n</tool_call>",
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"unit\": \"c\"}}\n</tool_call>",
+        "Sure.<tool_call>",
+    ] {
+        let mut m = Matcher::new(store.clone());
+        assert!(walk(&mut m, &q.ids(bad)).is_err(), "{bad:?} accepted");
+    }
 }

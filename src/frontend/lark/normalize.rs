@@ -825,6 +825,13 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             }
         }
     }
+    // `%reject <token>`: the token is named (so never text) and no rule takes it.
+    for (n, sp) in &b.reject {
+        if crate::grammar::is_special_name(n) && !nm.term_idx.contains_key(n) {
+            nm.term_idx.insert(n.clone(), nm.terms.len());
+            nm.terms.push(TermEntry { name: n.clone(), pat: None, priority: 0, span: sp.clone() });
+        }
+    }
     // Terminals kept: used by kept rules, %ignore'd, %indent'ed.
     let mut used: HashSet<&str> = HashSet::new();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
@@ -839,6 +846,12 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let ignored: HashSet<&str> = b.ignore.iter().map(|(n, _)| n.as_str()).collect();
     // `%reject`ed terminals: lexed, used by no rule (so never accepted).
     for (n, sp) in &b.reject {
+        if crate::grammar::is_special_name(n) {
+            if used.contains(n.as_str()) {
+                return Err(err!(Grammar, "{sp}: %reject of token {n}, which a rule takes"));
+            }
+            continue;
+        }
         if !b.index.get(n).is_some_and(|&i| matches!(&b.defs[i].kind, DefKind::Term { body: Some(_), .. }) && !b.defs[i].inline_only) {
             return Err(err!(Grammar, "{sp}: %reject of undefined terminal '{n}' (it needs a pattern)"));
         }
@@ -852,7 +865,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             }
         }
     }
-    if let Some((name, sp)) = b.reject.first() {
+    if let Some((name, sp)) = b.reject.iter().find(|(n, _)| !crate::grammar::is_special_name(n)) {
         if b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m) == crate::grammar::LexerMode::Contextual {
             return Err(err!(Grammar, "{sp}: %reject of '{name}' needs a global lexer (%lexer longest or basic): the contextual lexer lexes only the terminals the parser can accept"));
         }

@@ -544,12 +544,12 @@ impl<'a> Parser<'a> {
                 loop {
                     let pos = self.pos();
                     match self.peek().clone() {
-                        Tok::Term(n) => {
+                        Tok::Term(n) | Tok::Special(n) => {
                             self.next();
                             names.push((n, pos));
                         }
                         Tok::Newline | Tok::Eof if !names.is_empty() => break,
-                        _ => return Err(self.err_here("a terminal name after %reject")),
+                        _ => return Err(self.err_here("a terminal name or a token (<...>) after %reject")),
                     }
                 }
                 self.end_of_statement("%reject")?;
