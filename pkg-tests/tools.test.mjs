@@ -235,3 +235,28 @@ test('thinking: free text up to </think> and its separator, then the calls; a cl
   const sp = new StructuredOutputProcessor(smol, { ...rf, format: 'hermes' }, { thinking: 'auto' });
   assert.equal(sp.processor.options.trigger, undefined);
 });
+
+test('a batch whose rows are in different phases: one thinking, one inside a call', async () => {
+  const qwen = await tokenizer('qwen3');
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, tool_choice: 'required' }, { thinking: 'auto' });
+  const V = p.store.vocabSize;
+  const call = ids(qwen, RENDER.hermes([WEATHER]));
+  const think = ids(qwen, '<think>\nParis.\n</think>\n\n');
+  const rows = [ids(qwen, '<|im_start|>assistant\n'), ids(qwen, '<|im_start|>assistant\n<think>\n\n</think>\n\n')].map((r) => r.map(BigInt));
+  // Row 0 thinks then calls; row 1 calls at once, then repeats EOS.
+  const plan = [[...think, ...call, 151645], [...call, 151645]];
+  const n = Math.max(...plan.map((x) => x.length));
+  for (let step = 0; step < n; step++) {
+    const logits = { dims: [2, V], data: new Float32Array(2 * V) };
+    p(rows, logits);
+    if (step === 2) assert.deepEqual(p.phases, ['free', 'constrained']);
+    for (let r = 0; r < 2; r++) {
+      const id = plan[r][Math.min(step, plan[r].length - 1)];
+      assert.equal(logits.data[r * V + id], 0, `row ${r} step ${step}: token ${id} masked`);
+      rows[r].push(BigInt(id));
+    }
+  }
+  p(rows, { dims: [2, V], data: new Float32Array(2 * V) }); // commits the last tokens
+  assert.deepEqual(p.phases, ['constrained', 'constrained']);
+  assert.ok(p.matchers.every((m) => m.isStopped()));
+});
