@@ -279,7 +279,7 @@ impl Matcher {
         for sp in &self.store.specials {
             let (w, bit) = (sp.token as usize >> 5, 1u32 << (sp.token & 31));
             out[w] &= !bit;
-            if self.special_configs(state, sp.term, sp.q).next().is_some() {
+            if !self.special_configs(state, sp.term, sp.q).is_empty() {
                 out[w] |= bit;
             }
         }
@@ -289,19 +289,25 @@ impl Matcher {
     /// The configurations after the grammar's token `term` (position `q`):
     /// from each configuration whose lexeme in progress can end here (or
     /// has not started), with `term` fed to the parser after its symbols.
-    fn special_configs<'a>(&'a self, state: &'a State, term: u32, q: QId) -> impl Iterator<Item = Config> + 'a {
+    #[inline(never)]
+    fn special_configs(&self, state: &State, term: u32, q: QId) -> Vec<Config> {
         let st = &*self.store;
-        state.configs.iter().filter_map(move |c| {
+        let mut out: Vec<Config> = Vec::new();
+        for c in &state.configs {
             let (l, x) = st.q_parts(c.q);
             if x != NO_TARGET && !walk::can_end(&st.lexer, l, x) {
-                return None;
+                continue;
             }
             let mut pending = c.pending.clone();
             if !st.lexer.is_ignored(crate::ids::TerminalId(term)) {
                 pending.push(term);
             }
-            state.parser.accepts(&st.grammar, &pending).then_some(Config { q, pending })
-        })
+            let c = Config { q, pending };
+            if !out.contains(&c) && state.parser.accepts(&st.grammar, &c.pending) {
+                out.push(c);
+            }
+        }
+        out
     }
 
     fn add_eos(&self, state: &State, out: &mut [u32]) {
@@ -636,12 +642,7 @@ impl Matcher {
         // A token the grammar names: that terminal (an EOS id the grammar
         // names is EOS where the grammar does not take it).
         if let Some(sp) = st.special(id) {
-            let mut configs: Vec<Config> = Vec::new();
-            for c in self.special_configs(from, sp.term, sp.q) {
-                if !configs.contains(&c) {
-                    configs.push(c);
-                }
-            }
+            let configs = self.special_configs(from, sp.term, sp.q);
             if !configs.is_empty() {
                 return self.consume_common(from, configs);
             }

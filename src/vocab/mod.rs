@@ -220,7 +220,7 @@ impl Vocab {
     /// special one first). The error says why none is.
     pub fn named_token(&self, name: &str) -> std::result::Result<TokenId, String> {
         if let Some(id) = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")).and_then(|n| n.parse::<u32>().ok()) {
-            return if (id as usize) < self.n { Ok(TokenId(id)) } else { Err(format!("token id {id} is out of range (vocabulary size {})", self.n)) };
+            return if (id as usize) < self.n { Ok(TokenId(id)) } else { Err(format!("token id {id} is out of range ({} tokens)", self.n)) };
         }
         let f = self.flat();
         let hits: Vec<TokenId> = (0..self.n as u32)
@@ -230,8 +230,8 @@ impl Vocab {
         let special: Vec<TokenId> = hits.iter().copied().filter(|&t| self.is_special(t)).collect();
         match (special.as_slice(), hits.as_slice()) {
             ([t], _) | ([], [t]) => Ok(*t),
-            ([], []) => Err(format!("no token of the tokenizer is exactly {name:?} (write \"{name}\" to match the text)")),
-            _ => Err(format!("several tokens are exactly {name:?}; name one by id: {}", hits.iter().map(|t| format!("<[{}]>", t.0)).collect::<Vec<_>>().join(", "))),
+            ([], []) => Err(format!("no token of the tokenizer is exactly {name} (write \"{name}\" to match the text)")),
+            _ => Err(format!("several tokens are exactly {name}; name one by id: <[{}]>, <[{}]>", hits[0].0, hits[1].0)),
         }
     }
 
