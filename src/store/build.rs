@@ -234,7 +234,8 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
 
 /// [`compile_lazy`] from tables already built: `lr` must be `cfg`'s LALR(1)
 /// tables and `lexer` `cfg`'s lexer automaton built with them
-/// ([`crate::lexer::build_for`]).
+/// ([`crate::lexer::build_for`]); the caller checks the tokens `cfg` names
+/// ([`check_specials`]): a token not in the vocabulary is never allowed.
 pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> MaskStore {
     let grammar = inc_tables(cfg, lr, &lexer);
     lazy_store(cfg, lexer, grammar, pv)

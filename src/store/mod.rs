@@ -341,19 +341,23 @@ impl MaskStore {
     /// The tokens the grammar names, from the terminal names (`<[id]>` in
     /// a store: see `build::terminal_names`) and the lexer state each one
     /// has (the only state where it wins).
-    pub(crate) fn find_specials(&self) -> std::result::Result<Vec<SpecialToken>, String> {
+    pub(crate) fn find_specials(&self) -> std::result::Result<Vec<SpecialToken>, &'static str> {
         let mut out = Vec::new();
         for (i, name) in self.info.terminal_names.iter().enumerate() {
             if !crate::grammar::is_special_name(name) {
                 continue;
             }
-            let bad = || format!("bad token terminal {name}");
-            let token = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")).and_then(|n| n.parse::<u32>().ok());
-            let token = token.filter(|&t| (t as usize) < self.vocab.len()).ok_or_else(bad)?;
+            // `<[digits]>`, the id below the vocabulary's size.
+            let digits = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")).filter(|d| !d.is_empty() && d.len() < 10);
+            let digits = digits.filter(|d| d.bytes().all(|b| b.is_ascii_digit())).ok_or("bad token terminal")?;
+            let token = digits.bytes().fold(0u64, |n, b| n * 10 + (b - b'0') as u64);
+            if token >= self.vocab.len() as u64 {
+                return Err("token terminal out of range");
+            }
             let t = crate::ids::TerminalId(i as u32);
             let l = (0..self.lexer.n_states() as u32).find(|&l| self.lexer.winners(crate::ids::LexStateId(l)).contains(&t));
-            let q = l.and_then(|l| self.q_of(l, i as u32)).ok_or_else(bad)?;
-            out.push(SpecialToken { token, term: i as u32, q });
+            let q = l.and_then(|l| self.q_of(l, i as u32)).ok_or("token terminal without a position")?;
+            out.push(SpecialToken { token: token as u32, term: i as u32, q });
         }
         Ok(out)
     }
