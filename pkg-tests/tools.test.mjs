@@ -260,3 +260,17 @@ test('a batch whose rows are in different phases: one thinking, one inside a cal
   assert.deepEqual(p.phases, ['constrained', 'constrained']);
   assert.ok(p.matchers.every((m) => m.isStopped()));
 });
+
+test("a tool's $refs (to its root, its $defs, an $anchor) keep pointing into its own parameters", async () => {
+  const qwen = await tokenizer('qwen3');
+  const tree = { type: 'object', properties: { name: { type: 'string' }, kind: { $ref: '#kind' }, children: { type: 'array', items: { $ref: '#' } } },
+    required: ['name'], additionalProperties: false, $defs: { k: { $anchor: 'kind', enum: ['dir', 'file'] } } };
+  const tools = [TOOLS[1], { type: 'function', function: { name: 'make_tree', parameters: tree } }];
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools, tool_choice: 'required' });
+  const ok = { name: 'make_tree', arguments: { name: 'a', kind: 'dir', children: [{ name: 'b', children: [{ name: 'c', kind: 'file' }] }] } };
+  assert.equal(refusedAt(p, ids(qwen, RENDER.hermes([ok, SEARCH]))), null);
+  assert.deepEqual(p.parseToolCalls(RENDER.hermes([ok])), [ok]);
+  for (const bad of [{ name: 'make_tree', arguments: { name: 'a', children: [{ kind: 'dir' }] } }, { name: 'make_tree', arguments: { name: 'a', kind: 'link' } }]) {
+    assert.notEqual(refusedAt(p, ids(qwen, RENDER.hermes([bad]))), null, JSON.stringify(bad));
+  }
+});

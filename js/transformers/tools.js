@@ -71,7 +71,8 @@ function reroot(schema, key) {
   if (schema === null || typeof schema !== 'object') return schema;
   const out = {};
   for (const [k, v] of Object.entries(schema)) {
-    out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `#/$defs/${key}${v.slice(1)}` : reroot(v, key);
+    // JSON pointers from the parameters' root (`#`, `#/...`); anchors (`#name`) stay.
+    out[k] = k === '$ref' && typeof v === 'string' && (v === '#' || v.startsWith('#/')) ? `#/$defs/${key}${v.slice(1)}` : reroot(v, key);
   }
   return out;
 }
