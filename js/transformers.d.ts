@@ -79,6 +79,8 @@ export interface GrammarLogitsProcessorOptions {
    * (EOS allowed). Without a closing the constrained part ends with EOS.
    */
   closing?: string;
+  /** With `trigger`: a row whose prompt already ends with the trigger starts constrained (default false). */
+  triggerInPrompt?: boolean;
   /** With `trigger`: EOS is refused until the trigger appeared (default true). */
   triggerRequired?: boolean;
   /** With `trigger`: after this many free tokens, only tokens that continue the trigger (default Infinity). */
@@ -134,6 +136,45 @@ export class GrammarLogitsProcessor {
   free(): void;
 }
 
+/** A tool as in the OpenAI API and transformers.js `apply_chat_template({ tools })`. */
+export interface ToolDefinition {
+  type: 'function';
+  function: {
+    name: string;
+    description?: string;
+    /** A JSON Schema (an object schema); absent: no arguments (`{}`). */
+    parameters?: object;
+  };
+}
+
+/** The tool-call formats (docs/js-api.md, "Tools"). */
+export type ToolFormat = 'hermes' | 'llama3' | 'mistral' | 'phi4';
+
+/**
+ * Tool calls in the model's own format. Each call's arguments are exact
+ * under its tool's `parameters`; after the last call only EOS.
+ */
+export interface ToolsResponseFormat {
+  type: 'tools';
+  tools: ToolDefinition[];
+  /**
+   * 'auto' (default: text, or calls), 'required' (one or more calls and
+   * nothing else), 'none' (text only; the call opener is refused), or one
+   * tool by name.
+   */
+  tool_choice?: 'auto' | 'required' | 'none' | { type: 'function'; function: { name: string } };
+  /** Several calls in one answer (default true). */
+  parallel_tool_calls?: boolean;
+  /** Default: the one the tokenizer's chat template shows; a TypeError when it shows none. */
+  format?: ToolFormat;
+}
+
+/** One call read back by `parseToolCalls`. */
+export interface ToolCall {
+  name: string;
+  arguments: any;
+}
+
 export interface StructuredOutputOptions
   extends ConstraintOptions, Omit<GrammarLogitsProcessorOptions, 'tokenizer' | 'Matcher'> {
   /**
@@ -146,6 +187,16 @@ export interface StructuredOutputOptions
   maxWhitespace?: number;
   /** Reuse a store compiled earlier for the same tokenizer, format and options (default true). */
   cache?: boolean;
+  /**
+   * A reasoning region before the constrained output (default false): the
+   * model writes freely until `</think>\n\n`, and the constraint applies from
+   * the byte after it; a row whose prompt ends with it (Qwen3's
+   * `enable_thinking: false`) starts constrained. 'auto': only when the chat
+   * template shows `<think>`. Sets `trigger` (the two cannot be combined).
+   */
+  thinking?: 'auto' | boolean;
+  /** With `thinking`: after this many free tokens, only tokens that close the region (default Infinity). */
+  maxThinkingTokens?: number;
 }
 
 /**
@@ -154,7 +205,7 @@ export interface StructuredOutputOptions
  * switching is a change of the import. `tokenizer` is the transformers.js
  * tokenizer (its vocabulary is read once and cached) or a PreparedVocab;
  * `responseFormat` as in `compile` (json_schema, json_object, json, regex,
- * lark, store). A LogitsProcessorList with one processor: pass it as
+ * lark, store), or tools (`ToolsResponseFormat`). A LogitsProcessorList with one processor: pass it as
  * `logits_processor: processor`. Batches of any size (one matcher per row).
  */
 export class StructuredOutputProcessor {
@@ -166,7 +217,15 @@ export class StructuredOutputProcessor {
    * the instance's end (once per vocabulary).
    */
   static warmup(tokenizer: TransformersTokenizer | PreparedVocab): boolean;
-  constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat, options?: StructuredOutputOptions);
+  constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat | ToolsResponseFormat, options?: StructuredOutputOptions);
+  /**
+   * A `{ type: 'tools' }` processor: the calls in the generated text (decoded
+   * with the control tokens, e.g. `skip_special_tokens: false`), each
+   * validated against its tool ([] for a text answer); throws on an invalid one.
+   */
+  parseToolCalls(text: string): ToolCall[];
+  /** A `{ type: 'tools' }` processor: its format, tool choice and grammar (null otherwise). */
+  readonly tools: { format: ToolFormat; grammar: string; parallel: boolean; choice: 'auto' | 'required' | 'none' | { name: string } } | null;
   /** Runs the processors in order on `logits` (a Tensor [batch, vocab]), in place; returns it. */
   _call(inputIds: bigint[][], logits: LogitsTensor): any;
   readonly processors: GrammarLogitsProcessor[];

@@ -241,7 +241,7 @@ impl Matcher {
         };
         if self.cache_cap == 0 || work < self.cache_min {
             self.compute_into(state, out);
-            self.add_eos(state, out);
+            self.add_tokens(state, out);
             return;
         }
         let words = self.mask_words();
@@ -253,7 +253,7 @@ impl Matcher {
             out[words..].fill(0);
             c.hits += 1;
             drop(c);
-            self.add_eos(state, out);
+            self.add_tokens(state, out);
             return;
         }
         c.misses += 1;
@@ -269,7 +269,45 @@ impl Matcher {
             c.next = (i + 1) % self.cache_cap;
         }
         drop(c);
+        self.add_tokens(state, out);
+    }
+
+    /// The tokens outside the store's entries: the grammar's named tokens
+    /// (see [`MaskStore::special`]; not as text, only where the grammar
+    /// takes them), then EOS.
+    fn add_tokens(&self, state: &State, out: &mut [u32]) {
+        for sp in &self.store.specials {
+            let (w, bit) = (sp.token as usize >> 5, 1u32 << (sp.token & 31));
+            out[w] &= !bit;
+            if !self.special_configs(state, sp.term, sp.q).is_empty() {
+                out[w] |= bit;
+            }
+        }
         self.add_eos(state, out);
+    }
+
+    /// The configurations after the grammar's token `term` (position `q`):
+    /// from each configuration whose lexeme in progress can end here (or
+    /// has not started), with `term` fed to the parser after its symbols.
+    #[inline(never)]
+    fn special_configs(&self, state: &State, term: u32, q: QId) -> Vec<Config> {
+        let st = &*self.store;
+        let mut out: Vec<Config> = Vec::new();
+        for c in &state.configs {
+            let (l, x) = st.q_parts(c.q);
+            if x != NO_TARGET && !walk::can_end(&st.lexer, l, x) {
+                continue;
+            }
+            let mut pending = c.pending.clone();
+            if !st.lexer.is_ignored(crate::ids::TerminalId(term)) {
+                pending.push(term);
+            }
+            let c = Config { q, pending };
+            if !out.contains(&c) && state.parser.accepts(&st.grammar, &c.pending) {
+                out.push(c);
+            }
+        }
+        out
     }
 
     fn add_eos(&self, state: &State, out: &mut [u32]) {
@@ -602,6 +640,17 @@ impl Matcher {
         if id as usize >= vocab.len() {
             return Err(crate::err!(InvalidToken, "token id {id} is out of range (vocabulary size {})", vocab.len()));
         }
+        // A token the grammar names: that terminal (an EOS id the grammar
+        // names is EOS where the grammar does not take it).
+        if let Some(sp) = st.special(id) {
+            let configs = self.special_configs(from, sp.term, sp.q);
+            if !configs.is_empty() {
+                return self.consume_common(from, configs);
+            }
+            if !vocab.eos_ids().contains(&TokenId(id)) {
+                return Err(crate::err!(InvalidToken, "token {id} ({:?}) is not allowed here", String::from_utf8_lossy(vocab.token_bytes(TokenId(id)))));
+            }
+        }
         if vocab.eos_ids().contains(&TokenId(id)) {
             if self.can_end(from) {
                 let mut s = from.clone();
@@ -659,7 +708,12 @@ impl Matcher {
                 String::from_utf8_lossy(bytes)
             ));
         }
-        // Consume the prefix common to all configurations.
+        self.consume_common(from, configs)
+    }
+
+    /// The state with `configs`, the prefix common to all of them consumed.
+    fn consume_common(&self, from: &State, mut configs: Vec<Config>) -> Result<State> {
+        let st = &*self.store;
         let k = common_prefix(&configs);
         let mut parser = from.parser.clone();
         if k > 0 {

@@ -52,12 +52,12 @@ export class GrammarLogitsProcessor {
     }
     const o = options ?? {};
     const known = ['eosTokenIds', 'generationConfig', 'model', 'maxRollback', 'onStep', 'Matcher', 'tokenizer', 'trigger', 'closing',
-      'triggerRequired', 'maxFreeTokens', 'freeTokensWarning', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK', 'prefetchMs'];
+      'triggerRequired', 'maxFreeTokens', 'freeTokensWarning', 'stopWhenComplete', 'maxTrailingWhitespace', 'maxLogitsPadding', 'refusedTopK', 'prefetchMs', 'triggerInPrompt'];
     for (const k of Object.keys(o)) if (!known.includes(k)) throw new TypeError(`grammask: unknown option ${k} (known: ${known.join(', ')})`);
     const {
       maxRollback, onStep, Matcher = DefaultMatcher, tokenizer, trigger, closing, triggerRequired = true,
       maxFreeTokens = Infinity, freeTokensWarning = 256, stopWhenComplete = true, maxTrailingWhitespace = 4, maxLogitsPadding = 1024, refusedTopK = 0,
-      prefetchMs = 4,
+      prefetchMs = 4, triggerInPrompt = false,
     } = o;
     if (onStep !== undefined && typeof onStep !== 'function') throw new TypeError('grammask: onStep must be a function');
     for (const [k, v] of [['trigger', trigger], ['closing', closing]]) {
@@ -91,6 +91,8 @@ export class GrammarLogitsProcessor {
       maxRollback: maxRollback ?? (chat ? 256 : 8), onStep, Matcher, trigger, closing, triggerRequired, maxFreeTokens,
       // A trigger still absent after this many free tokens is reported (once per processor).
       warnAt: maxFreeTokens >= 1 ? Math.min(maxFreeTokens, freeTokensWarning) : freeTokensWarning, stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
+      // A row whose prompt ends with the trigger starts constrained (a closed reasoning region).
+      triggerInPrompt: triggerInPrompt === true,
     };
     closure.prefetchTimeMs = 0;
     closure.warned = false;
@@ -161,6 +163,17 @@ export class GrammarLogitsProcessor {
     return true;
   }
 
+  /** Do the bytes of token ids `ids` end with `text`? */
+  _endsWith(ids, text) {
+    const t = new TextEncoder().encode(text);
+    let need = t.length;
+    for (let k = ids.length - 1; k >= 0 && need > 0; k--) {
+      const b = this.data.token(idOf(ids[k]));
+      for (let j = b.length - 1; j >= 0 && need > 0; j--) if (b[j] !== t[--need]) return false;
+    }
+    return need === 0;
+  }
+
   _newRow(ids, width) {
     const { Matcher, maxRollback, trigger } = this.options;
     const maskWidth = Math.max(width, this.store.vocabSize);
@@ -172,7 +185,7 @@ export class GrammarLogitsProcessor {
     }
     return {
       matcher, seen: ids.length, last: ids.length ? idOf(ids[ids.length - 1]) : -1, mask: new Uint32Array(matcher.maskWords),
-      stopped: false, phase: trigger === undefined ? PHASE_INSIDE : PHASE_FREE, kmp: 0, free: 0,
+      stopped: false, phase: trigger === undefined || (this.options.triggerInPrompt && this._endsWith(ids, trigger)) ? PHASE_INSIDE : PHASE_FREE, kmp: 0, free: 0,
       alive: true, // the constrained text so far is a valid prefix (false: only the closing can go on)
       close: [], // closing lengths matched at the end of the text (after a complete output)
       wsRun: 0,

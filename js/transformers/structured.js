@@ -4,6 +4,7 @@
 import { GrammarLogitsProcessor } from './processor.js';
 import { Matcher, PreparedVocab, compile } from './grammask.js';
 import { compileCached, tokenData, vocabFor } from './caches.js';
+import { parseCalls, toolsGrammar } from './tools.js';
 
 // The processor's default JSON whitespace: the layout the model prefers
 // (indented or not), in runs of at most 16 characters so that it cannot loop
@@ -63,6 +64,9 @@ function warmCode(vocab, data) {
   }
 }
 
+// The end of a reasoning region and its separator, as Qwen3 and DeepSeek-R1 write it.
+const THINK_CLOSE = '</think>\n\n';
+
 const SIGNATURE = 'new StructuredOutputProcessor(tokenizer, responseFormat, options?)';
 
 /** A short description of a wrong argument. */
@@ -108,7 +112,7 @@ export class StructuredOutputProcessor {
     Object.setPrototypeOf(closure, new.target.prototype);
     checkArguments(tokenizer, responseFormat, options);
     const o = options ?? {};
-    const { whitespace, maxWhitespace, lenient, refs, cache = true, ...rest } = o;
+    const { whitespace, maxWhitespace, lenient, refs, cache = true, thinking = false, maxThinkingTokens, ...rest } = o;
     const vocab = vocabFor(tokenizer);
     StructuredOutputProcessor.warmup(vocab); // once per vocabulary
     const compileOptions = {};
@@ -117,14 +121,46 @@ export class StructuredOutputProcessor {
     if (maxWhitespace !== undefined) compileOptions.maxWhitespace = maxWhitespace;
     if (lenient !== undefined) compileOptions.lenient = lenient;
     if (refs !== undefined) compileOptions.refs = refs;
+    // Tools: a Lark grammar in the model's tool-call format (tools.js).
+    let tools = null;
+    let format = responseFormat;
+    if (responseFormat?.type === 'tools') {
+      tools = toolsGrammar(responseFormat, tokenData(vocab), tokenizer);
+      format = { type: 'lark', grammar: tools.grammar };
+      delete compileOptions.whitespace;
+      delete compileOptions.maxWhitespace;
+    }
     // compile() checked a {type: 'store'} store against the vocabulary; the
     // others were compiled for it.
-    const store = compileCached(vocab, responseFormat, compileOptions, cache);
+    const store = compileCached(vocab, format, compileOptions, cache);
+    // A reasoning region first: free text up to `</think>` and its separator
+    // (the trigger), at most maxThinkingTokens; a prompt that closed it
+    // already (Qwen3's enable_thinking: false) starts constrained.
+    if (thinking !== false) {
+      if (thinking !== true && thinking !== 'auto') throw new TypeError("grammask: thinking must be 'auto', true or false");
+      if (rest.trigger !== undefined) throw new TypeError('grammask: thinking and trigger cannot be combined (thinking sets the trigger)');
+      const template = tokenizer?.chat_template ?? tokenizer?._tokenizerConfig?.chat_template;
+      const shows = JSON.stringify(template ?? '').includes('<think>');
+      if (thinking === true || shows) {
+        Object.assign(rest, { trigger: THINK_CLOSE, triggerInPrompt: true, freeTokensWarning: Infinity });
+        if (maxThinkingTokens !== undefined) rest.maxFreeTokens = maxThinkingTokens;
+      }
+    }
     const inner = new GrammarLogitsProcessor(store, rest);
     closure.processors = [inner];
     closure.store = store;
     closure.vocab = vocab;
+    closure.tools = tools;
     return closure;
+  }
+
+  /**
+   * The tool calls in the generated text (a `{type: 'tools'}` processor):
+   * [{ name, arguments }], validated against the tools; [] for a text answer.
+   */
+  parseToolCalls(text) {
+    if (!this.tools) throw new TypeError("grammask: parseToolCalls needs a processor made for { type: 'tools', tools }");
+    return parseCalls(text, this.tools, this.vocab, tokenData(this.vocab), compileCached);
   }
 
   /** The grammask processor (GrammarLogitsProcessor) inside. */

@@ -131,7 +131,7 @@ pub fn set_lexer(cfg: &mut Cfg, mode: crate::grammar::LexerMode) -> crate::Resul
             .terminals
             .iter()
             .zip(&used)
-            .filter(|(t, u)| !**u && !t.ignored && !matches!(t.pattern, crate::grammar::TerminalPattern::Declared))
+            .filter(|(t, u)| !**u && !t.ignored && t.is_lexed())
             .map(|(t, _)| t.name.as_str())
             .collect();
         if !rejected.is_empty() {
@@ -213,7 +213,7 @@ fn mangle_value(v: &mut Value, m: &Mangle) {
             *name = m.apply(name);
             args.iter_mut().for_each(|a| mangle_value(a, m));
         }
-        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => {}
+        Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } | Value::Special { .. } => {}
     }
 }
 

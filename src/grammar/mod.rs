@@ -60,6 +60,18 @@ pub enum TerminalPattern {
     Set { all: Vec<String>, none: Vec<String> },
     /// `%declare`d: no pattern, never produced by the lexer.
     Declared,
+    /// A token of the tokenizer named in the grammar (`<|im_end|>` by its
+    /// text, `<[151645]>` by its id; the terminal's name is what was
+    /// written, see [`is_special_name`]): matched as that token id only,
+    /// never as bytes. The lexer never starts it; the matcher feeds it when
+    /// the token is committed (see `matcher`).
+    Special,
+}
+
+/// Whether a terminal name names a token (`<...>`, see
+/// [`TerminalPattern::Special`]): no other terminal name starts with `<`.
+pub fn is_special_name(name: &str) -> bool {
+    name.len() > 2 && name.starts_with('<') && name.ends_with('>')
 }
 
 /// A negative lookahead `(?!not)` inside a [`TerminalPattern::Regex`]: it
@@ -122,12 +134,13 @@ impl TerminalDef {
     pub fn regex(&self) -> Option<&str> {
         match &self.pattern {
             TerminalPattern::Literal { regex, .. } | TerminalPattern::Regex { regex, .. } => Some(regex),
-            TerminalPattern::Set { .. } | TerminalPattern::Declared => None,
+            TerminalPattern::Set { .. } | TerminalPattern::Declared | TerminalPattern::Special => None,
         }
     }
-    /// Whether the lexer produces this terminal (not `%declare`d).
+    /// Whether the lexer produces this terminal from bytes (not
+    /// `%declare`d, not a special token).
     pub fn is_lexed(&self) -> bool {
-        !matches!(self.pattern, TerminalPattern::Declared)
+        !matches!(self.pattern, TerminalPattern::Declared | TerminalPattern::Special)
     }
     pub fn is_literal(&self) -> bool {
         matches!(self.pattern, TerminalPattern::Literal { .. })

@@ -361,6 +361,18 @@ pub fn build_for(cfg: &Cfg, lr: Option<&LrTables>) -> Result<(Lexer, BuildStats)
         Ok(id)
     };
 
+    // Tokens matched by id (`TerminalPattern::Special`): no byte starts
+    // them; each has one state, the lexer right after it (its lexeme ended,
+    // nothing in its shadow), which the matcher enters when it commits the
+    // token. Reached by no byte, so text never produces them.
+    for (t, def) in cfg.terminals.iter().enumerate() {
+        if matches!(def.pattern, crate::grammar::TerminalPattern::Special) {
+            let role = if lark { MATCHED } else { CAND };
+            make_key(&[pack(order.rank[t], role, 0)], &[], NONE, &mut key);
+            intern(&key, &mut ids, &mut states)?;
+        }
+    }
+
     let (mut cont, mut emit) = (Vec::new(), Vec::new());
     let (mut win_off, mut win) = (vec![0u32], Vec::new());
     // Winners that depend on the next byte (guarded accepts): per state a

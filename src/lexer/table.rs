@@ -852,6 +852,9 @@ pub(crate) fn compile_terminal(cfg: &Cfg, t: TerminalId) -> Result<Option<Table>
     let who = || describe(def);
     match &def.pattern {
         TerminalPattern::Declared => Ok(None),
+        // A token matched by id: no byte starts it; the one state is where
+        // the lexer is after it (see `build`).
+        TerminalPattern::Special => Ok(Some(Table { start: NONE, next: vec![NONE; 256], width: 256, accept: vec![true], guards: Vec::new() })),
         TerminalPattern::Literal { text, case_insensitive: false, regex } if !text.is_empty() => {
             let t = Table::literal(text.as_bytes());
             debug_assert!(
@@ -929,7 +932,7 @@ pub(crate) fn encoded_regex(p: &TerminalPattern) -> Option<std::borrow::Cow<'_, 
         TerminalPattern::Literal { regex, .. } => Some(regex.into()),
         TerminalPattern::Regex { regex, lookaheads } if lookaheads.is_empty() || !lookaheads_ok(regex, lookaheads) => Some(regex.into()),
         TerminalPattern::Regex { regex, lookaheads } => Some(encode_lookaheads(regex, lookaheads).into()),
-        TerminalPattern::Set { .. } | TerminalPattern::Declared => None,
+        TerminalPattern::Set { .. } | TerminalPattern::Declared | TerminalPattern::Special => None,
     }
 }
 

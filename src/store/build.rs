@@ -124,6 +124,7 @@ pub fn compile(
         nonterminals: cfg.nonterminals.len(),
         ..Default::default()
     };
+    check_specials(cfg, &vocab)?;
     let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, progress)?;
 
     let t = Instant::now();
@@ -140,7 +141,7 @@ pub fn compile(
 
     let mut raw = raw;
     let mut info = StoreInfo {
-        terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
+        terminal_names: terminal_names(cfg, &vocab),
         grammar_fingerprint: grammar_fingerprint(cfg),
         step_counts: vec![("raw".into(), rep.raw_entries as u64)],
     };
@@ -224,6 +225,7 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
         nonterminals: cfg.nonterminals.len(),
         ..Default::default()
     };
+    check_specials(cfg, pv.vocab())?;
     let (lexer, grammar) = lexer_and_grammar(cfg, &mut rep, &mut |_| {})?;
     let store = lazy_store(cfg, lexer, grammar, pv);
     rep.positions = store.q_target.len();
@@ -232,7 +234,8 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
 
 /// [`compile_lazy`] from tables already built: `lr` must be `cfg`'s LALR(1)
 /// tables and `lexer` `cfg`'s lexer automaton built with them
-/// ([`crate::lexer::build_for`]).
+/// ([`crate::lexer::build_for`]); the caller checks the tokens `cfg` names
+/// ([`check_specials`]): a token not in the vocabulary is never allowed.
 pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> MaskStore {
     let grammar = inc_tables(cfg, lr, &lexer);
     lazy_store(cfg, lexer, grammar, pv)
@@ -242,7 +245,7 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
     let (q_base, q_target) = positions(&lexer);
     let nq = q_target.len();
     let info = StoreInfo {
-        terminal_names: cfg.terminals.iter().map(|t| t.display_name()).collect(),
+        terminal_names: terminal_names(cfg, pv.vocab()),
         grammar_fingerprint: grammar_fingerprint(cfg),
         step_counts: Vec::new(),
     };
@@ -258,7 +261,7 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
         first_visit_budget: FIRST_VISIT_BUDGET,
         inside_ids: Default::default(),
     };
-    MaskStore {
+    let mut store = MaskStore {
         lexer,
         grammar,
         vocab: pv.vocab_rc().clone(),
@@ -267,7 +270,38 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
         q_target,
         tables: RefCell::new(Assembler::tables(nq, pv.vocab().len() as u32)),
         lazy: Some(RefCell::new(lazy)),
+        specials: Vec::new(),
+    };
+    // Checked with spans by `check_specials` before.
+    store.specials = store.find_specials().unwrap_or_default();
+    store
+}
+
+/// The terminals' names in a store: a token the grammar names is written
+/// by its id (`<[151657]>`, whatever the grammar wrote), so that loading a
+/// blob needs no search of the vocabulary.
+fn terminal_names(cfg: &Cfg, vocab: &Vocab) -> Vec<String> {
+    cfg.terminals
+        .iter()
+        .map(|t| match (&t.pattern, vocab.named_token(&t.name)) {
+            (crate::grammar::TerminalPattern::Special, Ok(id)) => format!("<[{}]>", id.0),
+            _ => t.display_name(),
+        })
+        .collect()
+}
+
+/// The tokens `cfg` names (`<|im_end|>`, `<[151645]>`) must be tokens of
+/// `vocab`, each named once: else a `Grammar` error at the name.
+pub fn check_specials(cfg: &Cfg, vocab: &Vocab) -> Result<()> {
+    let mut seen: Vec<(u32, &str)> = Vec::new();
+    for t in cfg.terminals.iter().filter(|t| matches!(t.pattern, crate::grammar::TerminalPattern::Special)) {
+        let id = vocab.named_token(&t.name).map_err(|e| crate::err!(Grammar, "{}: token {}: {e}", t.span, t.name))?.0;
+        if let Some((_, other)) = seen.iter().find(|s| s.0 == id) {
+            return Err(crate::err!(Grammar, "{}: token {} is {other} (id {id}) again: name each token once", t.span, t.name));
+        }
+        seen.push((id, &t.name));
     }
+    Ok(())
 }
 
 /// A stable hash of the normalized grammar (terminals, patterns, rules).
@@ -1130,7 +1164,7 @@ fn assemble(lexer: Lexer, grammar: IncTables, vocab: Rc<Vocab>, info: StoreInfo,
     let (entry_vidx, pool_vidx) = (std::mem::take(&mut t.ctx.entry_vidx), std::mem::take(&mut t.ctx.pool_vidx));
     t.ctx = context_table(&grammar, ctx, entry_vidx, pool_vidx);
     t.sets = super::sets::delta_encode(std::mem::take(&mut t.sets));
-    MaskStore {
+    let mut store = MaskStore {
         lexer,
         grammar,
         vocab,
@@ -1139,7 +1173,10 @@ fn assemble(lexer: Lexer, grammar: IncTables, vocab: Rc<Vocab>, info: StoreInfo,
         q_target: raw.q_target,
         tables: RefCell::new(t),
         lazy: None,
-    }
+        specials: Vec::new(),
+    };
+    store.specials = store.find_specials().unwrap_or_default();
+    store
 }
 
 /// Position states of a [`Lazy`] store.

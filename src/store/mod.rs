@@ -69,6 +69,20 @@ pub struct MaskStore {
     /// How to compute the positions not visited yet (stores compiled per request).
     #[cfg(feature = "compiler")]
     pub(crate) lazy: Option<RefCell<build::Lazy>>,
+    /// The tokens the grammar names, by token id (derived from the
+    /// terminal names and the lexer: not in blobs).
+    pub(crate) specials: Vec<SpecialToken>,
+}
+
+/// A token the grammar names ([`crate::grammar::TerminalPattern::Special`]):
+/// committing `token` ends the lexeme in progress, feeds terminal `term` to
+/// the parser and puts the lexer at position `q` (right after the token).
+/// The token is matched only so, never as text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpecialToken {
+    pub token: u32,
+    pub term: u32,
+    pub q: QId,
 }
 
 /// The entries of every position (see [`MaskStore`]).
@@ -345,6 +359,40 @@ impl ContextTable {
 
 
 impl MaskStore {
+    /// The tokens the grammar names, from the terminal names (`<[id]>` in
+    /// a store: see `build::terminal_names`) and the lexer state each one
+    /// has (the only state where it wins).
+    pub(crate) fn find_specials(&self) -> std::result::Result<Vec<SpecialToken>, &'static str> {
+        let mut out = Vec::new();
+        for (i, name) in self.info.terminal_names.iter().enumerate() {
+            if !crate::grammar::is_special_name(name) {
+                continue;
+            }
+            // `<[digits]>`, the id below the vocabulary's size.
+            let digits = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")).filter(|d| !d.is_empty() && d.len() < 10);
+            let digits = digits.filter(|d| d.bytes().all(|b| b.is_ascii_digit())).ok_or("bad token terminal")?;
+            let token = digits.bytes().fold(0u64, |n, b| n * 10 + (b - b'0') as u64);
+            if token >= self.vocab.len() as u64 {
+                return Err("token terminal out of range");
+            }
+            let t = crate::ids::TerminalId(i as u32);
+            let l = (0..self.lexer.n_states() as u32).find(|&l| self.lexer.winners(crate::ids::LexStateId(l)).contains(&t));
+            let q = l.and_then(|l| self.q_of(l, i as u32)).ok_or("token terminal without a position")?;
+            out.push(SpecialToken { token: token as u32, term: i as u32, q });
+        }
+        Ok(out)
+    }
+
+    /// The grammar's token `id`, if it names it.
+    #[inline]
+    pub fn special(&self, id: u32) -> Option<&SpecialToken> {
+        self.specials.iter().find(|s| s.token == id)
+    }
+
+    pub fn specials(&self) -> &[SpecialToken] {
+        &self.specials
+    }
+
     pub fn vocab(&self) -> &Vocab {
         &self.vocab
     }

@@ -616,7 +616,7 @@ impl MaskStore {
         let step_counts =
             names.into_iter().zip(counts.chunks_exact(2).map(|c| c[0] as u64 | ((c[1] as u64) << 32))).collect();
         let vocab_len = vocab.len() as u32;
-        let store = MaskStore {
+        let mut store = MaskStore {
             lexer,
             grammar,
             vocab: std::rc::Rc::new(vocab),
@@ -637,8 +637,10 @@ impl MaskStore {
             }),
             #[cfg(feature = "compiler")]
             lazy: None,
+            specials: Vec::new(),
         };
         store.validate().map_err(corrupt)?;
+        store.specials = store.find_specials().map_err(corrupt)?;
         store.tables.borrow_mut().sync_lcp();
         if let Some(ind) = &store.grammar.indent {
             if store.tables().seq_pool.iter().any(|&y| y == ind.indent || y == ind.dedent) {

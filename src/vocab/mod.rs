@@ -214,6 +214,27 @@ impl Vocab {
         &self.eos
     }
 
+    #[cfg(feature = "compiler")]
+    /// The token a grammar names (see `grammar::TerminalPattern::Special`):
+    /// `<[id]>` by id, else the token whose bytes are exactly `name` (a
+    /// special one first). The error says why none is.
+    pub fn named_token(&self, name: &str) -> std::result::Result<TokenId, String> {
+        if let Some(id) = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")).and_then(|n| n.parse::<u32>().ok()) {
+            return if (id as usize) < self.n { Ok(TokenId(id)) } else { Err(format!("token id {id} is out of range ({} tokens)", self.n)) };
+        }
+        let f = self.flat();
+        let hits: Vec<TokenId> = (0..self.n as u32)
+            .map(TokenId)
+            .filter(|&t| f.bytes.get(f.offsets[t.index()] as usize..f.offsets[t.index() + 1] as usize) == Some(name.as_bytes()))
+            .collect();
+        let special: Vec<TokenId> = hits.iter().copied().filter(|&t| self.is_special(t)).collect();
+        match (special.as_slice(), hits.as_slice()) {
+            ([t], _) | ([], [t]) => Ok(*t),
+            ([], []) => Err(format!("no token of the tokenizer is exactly {name} (write \"{name}\" to match the text)")),
+            _ => Err(format!("several tokens are exactly {name}; name one by id: <[{}]>, <[{}]>", hits[0].0, hits[1].0)),
+        }
+    }
+
     /// Number of special tokens.
     pub fn special_count(&self) -> usize {
         self.special.iter().map(|b| b.count_ones() as usize).sum()

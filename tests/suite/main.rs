@@ -24,6 +24,7 @@ mod lexer;
 mod oracle;
 mod schema_generate;
 mod schema_suite;
+mod special;
 mod vocab;
 mod wgsl;
 mod skips;

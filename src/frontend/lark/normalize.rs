@@ -355,6 +355,9 @@ impl<'b> Norm<'b> {
             Value::Rule(n, pos) | Value::Template { name: n, pos, .. } => {
                 return Err(err!(Grammar, "{}: rules are not allowed inside terminals ('{n}' in terminal '{}')", sp(self, *pos), self.defs[d].name))
             }
+            Value::Special { name, pos } => {
+                return Err(err!(Grammar, "{}: token {name} is matched by its id, so it can stand only in rules, not inside terminal '{}'", sp(self, *pos), self.defs[d].name))
+            }
         })
     }
 
@@ -581,6 +584,14 @@ impl<'b> Norm<'b> {
                 let p = self.value_pat(d, v)?;
                 Ok(Sym::T(self.anon_terminal(p, self.def_span(d, *pos))))
             }
+            // A token: a terminal named as written, without a pattern.
+            Value::Special { name, pos } => {
+                if !self.term_idx.contains_key(name) {
+                    self.term_idx.insert(name.clone(), self.terms.len());
+                    self.terms.push(TermEntry { name: name.clone(), pat: None, priority: 0, span: self.def_span(d, *pos) });
+                }
+                Ok(Sym::T(name.clone()))
+            }
         }
     }
 }
@@ -602,7 +613,7 @@ fn value_node(v: &Value) -> Option<Node<'_>> {
     match v {
         Value::Str { .. } | Value::Regex { .. } | Value::Range { .. } => Some(Node::Pattern(v)),
         Value::Template { .. } => Some(Node::Template(v)),
-        Value::Term(..) | Value::Rule(..) => None,
+        Value::Term(..) | Value::Rule(..) | Value::Special { .. } => None,
     }
 }
 
@@ -835,6 +846,13 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             }
         }
     }
+    // `%reject <token>`: the token is named (so never text) and no rule takes it.
+    for (n, sp) in &b.reject {
+        if crate::grammar::is_special_name(n) && !nm.term_idx.contains_key(n) {
+            nm.term_idx.insert(n.clone(), nm.terms.len());
+            nm.terms.push(TermEntry { name: n.clone(), pat: None, priority: 0, span: sp.clone() });
+        }
+    }
     // Terminals kept: used by kept rules, %ignore'd, %indent'ed.
     let mut used: HashSet<&str> = HashSet::default();
     for r in all_rules.iter().filter(|r| reach.contains(r.0.as_str())) {
@@ -849,6 +867,12 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let ignored: HashSet<&str> = b.ignore.iter().map(|(n, _)| n.as_str()).collect();
     // `%reject`ed terminals: lexed, used by no rule (so never accepted).
     for (n, sp) in &b.reject {
+        if crate::grammar::is_special_name(n) {
+            if used.contains(n.as_str()) {
+                return Err(err!(Grammar, "{sp}: %reject of token {n}, which a rule takes"));
+            }
+            continue;
+        }
         if !b.index.get(n).is_some_and(|&i| matches!(&b.defs[i].kind, DefKind::Term { body: Some(_), .. }) && !b.defs[i].inline_only) {
             return Err(err!(Grammar, "{sp}: %reject of undefined terminal '{n}' (it needs a pattern)"));
         }
@@ -862,7 +886,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             }
         }
     }
-    if let Some((name, sp)) = b.reject.first() {
+    if let Some((name, sp)) = b.reject.iter().find(|(n, _)| !crate::grammar::is_special_name(n)) {
         if b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m) == crate::grammar::LexerMode::Contextual {
             return Err(err!(Grammar, "{sp}: %reject of '{name}' needs a global lexer (%lexer longest or basic): the contextual lexer lexes only the terminals the parser can accept"));
         }
@@ -911,6 +935,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
     for t in terms.iter().filter(|t| used.contains(t.name.as_str())) {
         let (pattern, lark) = match &t.pat {
+            None if crate::grammar::is_special_name(&t.name) => (TerminalPattern::Special, None),
             None => (TerminalPattern::Declared, None),
             Some(p) => {
                 let (_, max) = nm.widths(p);

@@ -28,6 +28,8 @@ pub(crate) enum Value {
     /// `lo_raw`/`hi_raw`: the text between the quotes, unevaluated (Lark builds `[lo_raw-hi_raw]`).
     Range { lo: char, hi: char, lo_raw: String, hi_raw: String, pos: Pos },
     Template { name: String, args: Vec<Value>, pos: Pos },
+    /// A token named by its text (`<|im_end|>`) or id (`<[151645]>`), in a rule.
+    Special { name: String, pos: Pos },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,6 +94,7 @@ enum Tok {
     Term(String),
     Str { text: String, ci: bool, raw: String },
     Regex { src: String, flags: String },
+    Special(String),
     Number(String),
     Directive(String),
     Punct(&'static str),
@@ -105,6 +108,7 @@ fn describe(t: &Tok) -> String {
         Tok::Term(n) => format!("terminal name '{n}'"),
         Tok::Str { .. } => "a string literal".into(),
         Tok::Regex { .. } => "a regex literal".into(),
+        Tok::Special(n) => format!("token {n}"),
         Tok::Number(n) => format!("number {n}"),
         Tok::Directive(d) => format!("'%{d}'"),
         Tok::Punct(p) => format!("'{p}'"),
@@ -203,6 +207,7 @@ impl<'a> Lexer<'a> {
                 }
                 '"' => self.string(pos)?,
                 '/' => self.regex(pos)?,
+                '<' => self.special(pos)?,
                 '%' => {
                     self.bump();
                     let name = self.ident();
@@ -289,6 +294,27 @@ impl<'a> Lexer<'a> {
         }
         let text = pyregex::eval_string(&raw).map_err(|e| self.err(pos, format!("bad string literal: {e}")))?;
         Ok(Tok::Str { text, ci, raw })
+    }
+
+    /// `<...>`: a token by text (`<|im_end|>`, no spaces) or id (`<[151645]>`).
+    fn special(&mut self, pos: Pos) -> Result<Tok> {
+        let mut name = String::new();
+        while let Some(c) = self.peek(0).filter(|c| !c.is_whitespace()) {
+            name.push(c);
+            self.bump();
+            if c == '>' && name.len() > 2 {
+                break;
+            }
+        }
+        if !name.ends_with('>') || name.len() < 3 {
+            return Err(self.err(pos, format!("unterminated token name {name:?} (expected `<text>` such as `<|im_end|>`, or `<[id]>`)")));
+        }
+        if let Some(id) = name.strip_prefix("<[").and_then(|n| n.strip_suffix("]>")) {
+            if id.is_empty() || id.len() > 9 || !id.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(self.err(pos, format!("bad token id in {name} (expected `<[` digits `]>`)")));
+            }
+        }
+        Ok(Tok::Special(name))
     }
 
     fn regex(&mut self, pos: Pos) -> Result<Tok> {
@@ -518,12 +544,12 @@ impl<'a> Parser<'a> {
                 loop {
                     let pos = self.pos();
                     match self.peek().clone() {
-                        Tok::Term(n) => {
+                        Tok::Term(n) | Tok::Special(n) => {
                             self.next();
                             names.push((n, pos));
                         }
                         Tok::Newline | Tok::Eof if !names.is_empty() => break,
-                        _ => return Err(self.err_here("a terminal name after %reject")),
+                        _ => return Err(self.err_here("a terminal name or a token (<...>) after %reject")),
                     }
                 }
                 self.end_of_statement("%reject")?;
@@ -621,7 +647,7 @@ impl<'a> Parser<'a> {
         let mut items = Vec::new();
         loop {
             match self.peek() {
-                Tok::Punct("(" | "[") | Tok::Rule(_) | Tok::Term(_) | Tok::Str { .. } | Tok::Regex { .. } => items.push(self.expr()?),
+                Tok::Punct("(" | "[") | Tok::Rule(_) | Tok::Term(_) | Tok::Str { .. } | Tok::Regex { .. } | Tok::Special(_) => items.push(self.expr()?),
                 Tok::Punct(op @ ("+" | "*" | "?" | "~")) => {
                     let op = *op;
                     return Err(self.err_at(self.pos(), format!("operator '{op}' must follow an expression")));
@@ -755,6 +781,7 @@ impl<'a> Parser<'a> {
                 Value::Str { text, ci, pos }
             }
             Tok::Regex { src, flags } => Value::Regex { src, flags, pos },
+            Tok::Special(name) => Value::Special { name, pos },
             t => return Err(self.err_at(pos, format!("expected a rule, terminal, string or regex, found {}", describe(&t)))),
         })
     }

@@ -1,0 +1,253 @@
+// Tools as a response format: `{ type: 'tools', tools, tool_choice,
+// parallel_tool_calls }` becomes a Lark grammar in the model's own tool-call
+// format, each call's arguments embedded as JSON Schema (`%json`), the
+// format's control tokens named by id (`<[151657]>`: matched as that token,
+// never as text). parseToolCalls reads the calls back, validated.
+import { Matcher, compile } from './grammask.js';
+import { isSet } from '../mask-bits.js';
+
+// Per format: the text before and after a call or a list of calls, the key
+// of the arguments, the separator of parallel calls, whether the calls are
+// one JSON array, and how a chat template shows it.
+export const TOOL_FORMATS = {
+  // Qwen2.5, Qwen3, Hermes 2/3: <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>, one per call.
+  hermes: { open: '<tool_call>', pre: '\n', post: '\n', close: '</tool_call>', args: 'arguments', sep: '\n', optionalSep: true, detect: /<tool_call>/ },
+  // Llama 3.1-3.3 (JSON tool calling): {"name": ..., "parameters": ...}; parallel calls joined by "; " (vLLM's llama3_json).
+  llama3: { open: '', pre: '', post: '', close: '', args: 'parameters', sep: '; ', detect: /<\|python_tag\|>|"parameters": dictionary/ },
+  // Mistral (v3 tokenizers): [TOOL_CALLS] [{"name": ..., "arguments": ...}, ...]
+  mistral: { open: '[TOOL_CALLS]', pre: ' ', optionalPre: true, post: '', close: '', args: 'arguments', list: true, detect: /\[TOOL_CALLS\]/ },
+  // Phi-4-mini: functools[{"name": ..., "arguments": ...}, ...] (vLLM's phi4_mini_json).
+  phi4: { open: 'functools', pre: '', post: '', close: '', args: 'arguments', list: true, detect: /<\|tool\|>|functools\[/ },
+};
+const FORMAT_NAMES = Object.keys(TOOL_FORMATS);
+
+const te = new TextEncoder();
+
+/** The chat template text of a transformers.js tokenizer (the default one, or 'tool_use'). */
+function chatTemplate(tokenizer) {
+  let t = tokenizer?.chat_template ?? tokenizer?._tokenizerConfig?.chat_template;
+  if (Array.isArray(t)) t = (t.find((x) => x.name === 'tool_use') ?? t.find((x) => x.name === 'default') ?? t[0])?.template;
+  return typeof t === 'string' ? t : null;
+}
+
+/** The tool-call format the tokenizer's chat template implies (see TOOL_FORMATS.detect), or a TypeError. */
+export function detectToolFormat(tokenizer) {
+  const t = chatTemplate(tokenizer);
+  const hit = t && FORMAT_NAMES.find((f) => TOOL_FORMATS[f].detect.test(t));
+  if (hit) return hit;
+  throw Object.assign(new TypeError(`grammask: cannot tell the tool-call format from ${t ? 'the tokenizer\'s chat template (it shows none of <tool_call>, <|python_tag|>, [TOOL_CALLS], <|tool|>)' : 'the tokenizer (it has no chat template)'}; `
+    + `pass it: new StructuredOutputProcessor(tokenizer, { type: 'tools', tools, format: '${FORMAT_NAMES.join("' | '")}' })`), { kind: 'ResponseFormat' });
+}
+
+/** The id of the token whose bytes are exactly `s` (a special one first), or -1. */
+function tokenOf(data, s) {
+  const b = te.encode(s);
+  let found = -1;
+  for (let t = 0; t < data.n; t++) {
+    if (data.offsets[t + 1] - data.offsets[t] !== b.length) continue;
+    const o = data.offsets[t];
+    let k = 0;
+    while (k < b.length && data.bytes[o + k] === b[k]) k++;
+    if (k < b.length) continue;
+    if (isSet(data.special, t)) return t;
+    if (found < 0) found = t;
+  }
+  return found;
+}
+
+const rxEscape = (s) => s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+
+/** A Lark regex for the non-empty texts that do not start with `s`. */
+function notStarting(s) {
+  const cs = [...s];
+  let r = '';
+  for (let i = cs.length - 1; i >= 1; i--) r = `(?:[^${rxEscape(cs[i])}][\\s\\S]*${r ? `|${rxEscape(cs[i])}${r}` : ''})?`;
+  return `/[^${rxEscape(cs[0])}][\\s\\S]*${cs.length > 1 ? `|${rxEscape(cs[0])}${r}` : ''}/`;
+}
+
+/** `$ref`s of a tool's parameters, re-rooted at `#/$defs/<key>`. */
+function reroot(schema, key) {
+  if (Array.isArray(schema)) return schema.map((x) => reroot(x, key));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out = {};
+  for (const [k, v] of Object.entries(schema)) {
+    // JSON pointers from the parameters' root (`#`, `#/...`); anchors (`#name`) stay.
+    out[k] = k === '$ref' && typeof v === 'string' && (v === '#' || v.startsWith('#/')) ? `#/$defs/${key}${v.slice(1)}` : reroot(v, key);
+  }
+  return out;
+}
+
+function fail(msg) { return Object.assign(new TypeError(`grammask: tools: ${msg}`), { kind: 'ResponseFormat' }); }
+
+/** The tools of a response format, checked: [{ name, parameters }]. */
+export function toolList(rf) {
+  const tools = rf.tools;
+  if (!Array.isArray(tools) || tools.length === 0) throw fail('`tools` must be a non-empty array of { type: \'function\', function: { name, parameters } }');
+  const seen = new Set();
+  return tools.map((t, i) => {
+    const f = t?.type === 'function' ? t.function : t?.function ?? (typeof t?.name === 'string' ? t : undefined);
+    if (!f || typeof f.name !== 'string' || !f.name) throw fail(`tools[${i}] is not { type: 'function', function: { name, parameters } }`);
+    if (seen.has(f.name)) throw fail(`two tools are named ${JSON.stringify(f.name)}`);
+    seen.add(f.name);
+    const p = f.parameters ?? { type: 'object', properties: {}, additionalProperties: false };
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) throw fail(`tools[${i}].function.parameters must be a JSON Schema object`);
+    return { name: f.name, parameters: p };
+  });
+}
+
+/** 'auto' | 'required' | 'none' | a tool name. */
+function choiceOf(rf, tools) {
+  const c = rf.tool_choice ?? 'auto';
+  if (c === 'auto' || c === 'required' || c === 'none') return c;
+  const name = c?.type === 'function' ? c.function?.name : undefined;
+  if (typeof name !== 'string') throw fail(`tool_choice must be 'auto', 'required', 'none' or { type: 'function', function: { name } }, got ${JSON.stringify(c)}`);
+  if (!tools.some((t) => t.name === name)) throw fail(`tool_choice names ${JSON.stringify(name)}, which is not among the tools (${tools.map((t) => t.name).join(', ')})`);
+  return { name };
+}
+
+/**
+ * The Lark grammar of a tools response format for a vocabulary's token data:
+ * { grammar, format, choice, tools, parallel, open } (open: the opener's token id, or -1 when it is text).
+ */
+export function toolsGrammar(rf, data, tokenizer) {
+  const tools = toolList(rf);
+  const choice = choiceOf(rf, tools);
+  const format = rf.format ?? detectToolFormat(tokenizer);
+  const f = TOOL_FORMATS[format];
+  if (!f) throw fail(`unknown format ${JSON.stringify(format)} (known: ${FORMAT_NAMES.join(', ')})`);
+  const parallel = rf.parallel_tool_calls ?? true;
+  if (typeof parallel !== 'boolean') throw fail('parallel_tool_calls must be a boolean');
+  const chosen = typeof choice === 'object' ? tools.filter((t) => t.name === choice.name) : tools;
+  // One call: { "name": <const>, <args>: <the tool's parameters> }; the parameters under $defs.
+  const $defs = {};
+  const calls = chosen.map((t, i) => {
+    const key = `tool${i}`;
+    const p = { ...reroot(t.parameters, key) };
+    delete p.$id;
+    delete p.$schema;
+    $defs[key] = p;
+    return { type: 'object', properties: { name: { const: t.name }, [f.args]: { $ref: `#/$defs/${key}` } }, required: ['name', f.args], additionalProperties: false };
+  });
+  const call = calls.length === 1 ? calls[0] : { anyOf: calls };
+  const schema = f.list
+    ? { type: 'array', items: call, minItems: 1, ...(parallel ? {} : { maxItems: 1 }), $defs }
+    : { ...call, $defs };
+  // A control string: the token (by id) when the vocabulary has one spelled so, else the text.
+  const lit = (s) => JSON.stringify(s);
+  const tok = (s) => {
+    if (!s) return { text: '', id: -1 };
+    const id = /^(<[^<>\s]+>|\[[A-Z_]+\])$/.test(s) ? tokenOf(data, s) : -1;
+    return { text: id >= 0 ? `<[${id}]>` : lit(s), id };
+  };
+  const open = tok(f.open), close = tok(f.close);
+  const lines = [];
+  const body = `${f.pre ? `${lit(f.pre)}${f.optionalPre ? '?' : ''} ` : ''}%json ${JSON.stringify(schema)}${f.post ? ` ${lit(f.post)}` : ''}`;
+  const openSym = open.id >= 0 ? open.text : f.open ? 'OPEN' : '';
+  if (open.id < 0 && f.open) lines.push(`OPEN.2: ${open.text}`); // before free text that could spell it
+  lines.push(`call: ${openSym} ${body} ${close.text}`);
+  const sep = f.sep ? `${lit(f.sep)}${f.optionalSep ? '?' : ''} ` : '';
+  lines.push(parallel && !f.list ? `calls: call | calls ${sep}call` : 'calls: call');
+  const tail = f.optionalSep ? ` ${lit(f.sep)}?` : '';
+  // Free text: anything when the opener is a token (the token itself is never text);
+  // else text that does not start with the opener (or, without one, with "{").
+  const freeText = open.id >= 0 ? '/[\\s\\S]+/' : notStarting(f.open || '{');
+  if (choice === 'none') {
+    lines.push('start: TEXT?', `TEXT: ${freeText}`);
+    if (open.id >= 0) lines.push(`%reject ${open.text}`);
+  } else if (choice === 'auto') {
+    lines.push(open.id >= 0 ? `start: TEXT | TEXT? calls${tail}` : `start: TEXT | calls${tail}`, `TEXT: ${freeText}`);
+  } else {
+    lines.push(`start: calls${tail}`);
+  }
+  return { grammar: lines.join('\n') + '\n', format, choice, tools, parallel, open: open.id };
+}
+
+// ---- parsing ----------------------------------------------------------------
+
+/** The end of the JSON value starting at s[i] (strings and brackets balanced), or -1. */
+function jsonEnd(s, i) {
+  let depth = 0, inStr = false;
+  for (let k = i; k < s.length; k++) {
+    const c = s[k];
+    if (inStr) {
+      if (c === '\\') k++;
+      else if (c === '"') inStr = false;
+    } else if (c === '"') inStr = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') { if (--depth === 0) return k + 1; }
+  }
+  return -1;
+}
+
+/** The JSON texts of the calls in `text` (format `format`), in order. */
+function callTexts(text, format) {
+  const f = TOOL_FORMATS[format];
+  const out = [];
+  const readList = (at) => {
+    const end = jsonEnd(text, at);
+    if (end < 0) throw new Error(`grammask: parseToolCalls: unterminated call list at offset ${at}`);
+    const arr = JSON.parse(text.slice(at, end));
+    if (!Array.isArray(arr)) throw new Error('grammask: parseToolCalls: the calls are not a JSON array');
+    return arr;
+  };
+  if (f.list) {
+    const i = text.indexOf(f.open);
+    if (i < 0) return [];
+    const at = text.indexOf('[', i + f.open.length);
+    return at < 0 ? [] : readList(at);
+  }
+  if (f.open) {
+    for (let i = text.indexOf(f.open); i >= 0; i = text.indexOf(f.open, i + 1)) {
+      const at = text.indexOf('{', i + f.open.length);
+      const end = at < 0 ? -1 : jsonEnd(text, at);
+      if (end < 0) throw new Error(`grammask: parseToolCalls: unterminated call at offset ${i}`);
+      out.push(JSON.parse(text.slice(at, end)));
+    }
+    return out;
+  }
+  // llama3: the text is the calls, "; "-joined, or free text.
+  let at = text.search(/\S/);
+  if (at < 0 || text[at] !== '{') return [];
+  for (;;) {
+    const end = jsonEnd(text, at);
+    if (end < 0) throw new Error(`grammask: parseToolCalls: unterminated call at offset ${at}`);
+    out.push(JSON.parse(text.slice(at, end)));
+    const m = /^\s*;\s*/.exec(text.slice(end));
+    if (!m || text[end + m[0].length] !== '{') return out;
+    at = end + m[0].length;
+  }
+}
+
+/** Does `json` (text) match the store's language, fed as single-byte tokens? */
+function matches(store, data, json) {
+  const m = new Matcher(store);
+  try {
+    for (const b of te.encode(json)) {
+      const t = data.byteTokens[b];
+      if (t < 0 || !m.isAllowed(t)) return false;
+      m.commitToken(t);
+    }
+    return m.isAccepting();
+  } finally { m.free(); }
+}
+
+/**
+ * The calls in a model's output: [{ name, arguments }], each name one of the
+ * tools and its arguments valid under the tool's parameters (checked with
+ * grammask, compact JSON); [] for a text answer. Throws on a call that is
+ * not valid.
+ */
+export function parseCalls(text, spec, vocab, data, compileCached) {
+  if (typeof text !== 'string') throw new TypeError('grammask: parseToolCalls(text) takes the generated text (a string)');
+  const f = TOOL_FORMATS[spec.format];
+  return callTexts(text, spec.format).map((c, i) => {
+    const t = spec.tools.find((x) => x.name === c?.name);
+    if (!t) throw new Error(`grammask: parseToolCalls: call #${i} names ${JSON.stringify(c?.name)}, which is not a tool (${spec.tools.map((x) => x.name).join(', ')})`);
+    const args = c[f.args] ?? c.arguments ?? c.parameters;
+    const store = compileCached(vocab, { type: 'json_schema', json_schema: t.parameters }, { whitespace: 'compact' }, true);
+    if (!matches(store, data, JSON.stringify(args))) {
+      throw new Error(`grammask: parseToolCalls: the arguments of call #${i} (${t.name}) do not match its parameters: ${JSON.stringify(args)}`);
+    }
+    return { name: t.name, arguments: args };
+  });
+}

@@ -1,0 +1,276 @@
+// Tools as a response format ({ type: 'tools' }), teacher-forced with real
+// tokenizers (Qwen3, Llama-3, SmolLM2 through transformers.js): for every
+// format, valid calls are accepted token by token through the processor to
+// EOS; an unknown tool, a missing required argument, an enum or range
+// violation and free text under 'required' are refused; 'none' refuses the
+// call opener; the opener's spelled-out text is not the opener token;
+// parseToolCalls reads the calls back, validated; the format is detected
+// from the chat template (Qwen3) or refused with a clear error (SmolLM2).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Matcher } from 'grammask';
+import { StructuredOutputProcessor } from 'grammask/transformers';
+import { ROOT, fixture } from './helpers.mjs';
+
+const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
+let tfp = null;
+async function tf() {
+  if (!tfp) {
+    fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
+    tfp = import(TF).then((m) => {
+      m.env.allowRemoteModels = false;
+      m.env.localModelPath = path.join(ROOT, 'models') + path.sep;
+      return m;
+    });
+  }
+  return tfp;
+}
+const toks = new Map();
+async function tokenizer(name) {
+  fixture(path.join('models', name, 'tokenizer.json'), 'run scripts/setup/setup.sh (models/)');
+  if (!toks.has(name)) toks.set(name, (await tf()).AutoTokenizer.from_pretrained(name));
+  return toks.get(name);
+}
+
+const TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: {
+        type: 'object',
+        properties: {
+          city: { type: 'string', maxLength: 40 },
+          unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+          days: { type: 'integer', minimum: 1, maximum: 7 },
+        },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'search',
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string' }, filters: { $ref: '#/$defs/filters' } },
+        required: ['query'],
+        additionalProperties: false,
+        $defs: { filters: { type: 'object', properties: { lang: { enum: ['en', 'fr'] }, max: { type: 'integer', minimum: 1 } }, required: ['lang'], additionalProperties: false } },
+      },
+    },
+  },
+];
+
+const WEATHER = { name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius', days: 3 } };
+const SEARCH = { name: 'search', arguments: { query: 'grammask', filters: { lang: 'en', max: 5 } } };
+const BAD = {
+  'an unknown tool': { name: 'get_time', arguments: { city: 'Paris' } },
+  'a missing required argument': { name: 'get_weather', arguments: { unit: 'celsius' } },
+  'an enum violation': { name: 'get_weather', arguments: { city: 'Paris', unit: 'kelvin' } },
+  'a range violation': { name: 'get_weather', arguments: { city: 'Paris', days: 9 } },
+  'a nested required argument missing': { name: 'search', arguments: { query: 'x', filters: { max: 2 } } },
+  'an extra argument': { name: 'get_weather', arguments: { city: 'Paris', when: 'now' } },
+};
+
+// Each format's text for a list of calls, as the model writes it.
+const js = (c, key = 'arguments') => `{"name": ${JSON.stringify(c.name)}, "${key}": ${JSON.stringify(c.arguments).replace(/([,:])(?=[^\s])/g, '$1 ')}}`;
+const RENDER = {
+  hermes: (cs) => cs.map((c) => `<tool_call>\n${js(c)}\n</tool_call>`).join('\n'),
+  llama3: (cs) => cs.map((c) => js(c, 'parameters')).join('; '),
+  mistral: (cs) => `[TOOL_CALLS] [${cs.map((c) => js(c)).join(', ')}]`,
+  phi4: (cs) => `functools[${cs.map((c) => js(c)).join(', ')}]`,
+};
+const OPENER = { hermes: '<tool_call>', llama3: '{', mistral: '[TOOL_CALLS]', phi4: 'functools' };
+
+const CASES = [
+  ['qwen3', ['hermes', 'llama3', 'mistral', 'phi4']],
+  ['llama3', ['hermes', 'llama3', 'mistral', 'phi4']],
+  ['smollm2-135m-instruct', ['hermes', 'llama3', 'mistral', 'phi4']],
+];
+
+const ids = (tok, text) => Array.from(tok.encode(text, { add_special_tokens: false }));
+
+/** Teacher-force `text` through a fresh matcher of the processor's store: null, or the index of the refused token. */
+function refusedAt(proc, tokIds) {
+  const m = new Matcher(proc.store);
+  try {
+    for (let i = 0; i < tokIds.length; i++) {
+      const allowed = m.isAllowed(tokIds[i]);
+      const mask = m.computeMask();
+      assert.equal(((mask[tokIds[i] >>> 5] >>> (tokIds[i] & 31)) & 1) === 1, allowed, 'mask and isAllowed agree');
+      if (!allowed) return i;
+      m.commitToken(tokIds[i]);
+    }
+    return m.isAccepting() ? null : tokIds.length;
+  } finally { m.free(); }
+}
+
+/** Through the processor (as generate() calls it): every token unmasked, then EOS allowed. */
+function throughProcessor(proc, tokIds, eos, prompt = [1]) {
+  const V = proc.store.vocabSize;
+  const row = prompt.map(BigInt);
+  for (const id of [...tokIds, eos]) {
+    const logits = { dims: [1, V], data: new Float32Array(V) };
+    proc([row], logits);
+    assert.equal(logits.data[id], 0, `token ${id} masked after ${row.length - 1} tokens`);
+    row.push(BigInt(id));
+  }
+}
+
+for (const [model, formats] of CASES) {
+  for (const format of formats) {
+    test(`${model} × ${format}: calls accepted to EOS, violations refused, parseToolCalls`, async () => {
+      const tok = await tokenizer(model);
+      const make = (extra = {}) => new StructuredOutputProcessor(tok, { type: 'tools', tools: TOOLS, format, ...extra });
+      const required = make({ tool_choice: 'required' });
+      const eos = required.store.eosTokenIds[0];
+      const two = RENDER[format]([WEATHER, SEARCH]);
+      for (const calls of [[WEATHER], [SEARCH], [WEATHER, SEARCH]]) {
+        const text = RENDER[format](calls);
+        assert.equal(refusedAt(required, ids(tok, text)), null, `${text} refused`);
+        assert.deepEqual(required.parseToolCalls(text), calls);
+      }
+      throughProcessor(make({ tool_choice: 'required' }), ids(tok, two), eos);
+      // After the last call, only EOS (stopWhenComplete) with parallel_tool_calls: false.
+      const single = make({ tool_choice: 'required', parallel_tool_calls: false });
+      assert.equal(refusedAt(single, ids(tok, RENDER[format]([WEATHER]))), null);
+      assert.notEqual(refusedAt(single, ids(tok, two)), null, 'a second call refused without parallel_tool_calls');
+      for (const [what, bad] of Object.entries(BAD)) {
+        const text = RENDER[format]([bad]);
+        assert.notEqual(refusedAt(required, ids(tok, text)), null, `${what} accepted: ${text}`);
+        assert.throws(() => required.parseToolCalls(text), /parseToolCalls/, `${what}: parseToolCalls`);
+      }
+      assert.notEqual(refusedAt(required, ids(tok, 'Sure! It is sunny in Paris.')), null, 'free text under required');
+      // A named tool: only that one.
+      const named = make({ tool_choice: { type: 'function', function: { name: 'search' } } });
+      assert.equal(refusedAt(named, ids(tok, RENDER[format]([SEARCH]))), null);
+      assert.notEqual(refusedAt(named, ids(tok, RENDER[format]([WEATHER]))), null);
+      // 'auto': a text answer, or calls.
+      const auto = make();
+      assert.equal(refusedAt(auto, ids(tok, 'It is sunny in Paris.')), null);
+      assert.equal(refusedAt(auto, ids(tok, two)), null);
+      assert.deepEqual(auto.parseToolCalls('It is sunny in Paris.'), []);
+      // 'none': text, but not the call opener.
+      const none = make({ tool_choice: 'none' });
+      assert.equal(refusedAt(none, ids(tok, 'It is sunny.')), null);
+      assert.notEqual(refusedAt(none, ids(tok, two)), null, 'a call under none');
+      const open = auto.tools.grammar.match(/<\[(\d+)\]>/);
+      if (open && required.tools.grammar.includes(`call: <[`)) {
+        // The opener is a token: refused by 'none' everywhere, and its spelled-out bytes are not it.
+        const id = Number(open[1]);
+        const m = new Matcher(none.store);
+        assert.equal(m.isAllowed(id), false);
+        for (const t of ids(tok, 'Hi ')) m.commitToken(t);
+        assert.equal(m.isAllowed(id), false, 'the opener after text under none');
+        m.free();
+        const byteTokens = [...new TextEncoder().encode(OPENER[format])].map((b) => required.processor.data.byteTokens[b]);
+        assert.equal(refusedAt(required, byteTokens), 0, 'the spelled-out opener opened a call');
+      }
+    });
+  }
+}
+
+test('the format comes from the chat template: Qwen3 is hermes with <tool_call> as one token; SmolLM2 has none', async () => {
+  const qwen = await tokenizer('qwen3');
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, tool_choice: 'required' });
+  assert.equal(p.tools.format, 'hermes');
+  assert.match(p.tools.grammar, /call: <\[151657\]> "\\n" %json .* "\\n" <\[151658\]>/);
+  // Qwen3's <tool_call> is one token (151657): the call opens with it.
+  const text = RENDER.hermes([WEATHER]);
+  const t = ids(qwen, text);
+  assert.equal(t[0], 151657);
+  assert.equal(refusedAt(p, t), null);
+  const smol = await tokenizer('smollm2-135m-instruct');
+  assert.throws(() => new StructuredOutputProcessor(smol, { type: 'tools', tools: TOOLS }),
+    (e) => e instanceof TypeError && /cannot tell the tool-call format/.test(e.message) && /format: 'hermes'/.test(e.message));
+  const llama = await tokenizer('llama3');
+  assert.throws(() => new StructuredOutputProcessor(llama, { type: 'tools', tools: TOOLS }), /cannot tell the tool-call format/);
+});
+
+test('bad tools, tool_choice and formats are TypeErrors naming the field', async () => {
+  const qwen = await tokenizer('qwen3');
+  const bad = (rf, re) => assert.throws(() => new StructuredOutputProcessor(qwen, { type: 'tools', ...rf }), (e) => e instanceof TypeError && re.test(e.message));
+  bad({ tools: [] }, /`tools` must be a non-empty array/);
+  bad({ tools: [{ type: 'function', function: {} }] }, /tools\[0\]/);
+  bad({ tools: [TOOLS[0], TOOLS[0]] }, /two tools are named "get_weather"/);
+  bad({ tools: TOOLS, tool_choice: 'always' }, /tool_choice must be/);
+  bad({ tools: TOOLS, tool_choice: { type: 'function', function: { name: 'nope' } } }, /not among the tools/);
+  bad({ tools: TOOLS, format: 'xml' }, /unknown format "xml"/);
+  const p = new StructuredOutputProcessor(qwen, { type: 'json_object' });
+  assert.throws(() => p.parseToolCalls('{}'), /needs a processor made for/);
+});
+
+test('thinking: free text up to </think> and its separator, then the calls; a closed region in the prompt; the budget', async () => {
+  const qwen = await tokenizer('qwen3');
+  const rf = { type: 'tools', tools: TOOLS, tool_choice: 'required' };
+  const call = RENDER.hermes([WEATHER]);
+  const eos = 151645;
+  const open = ids(qwen, '<|im_start|>assistant\n');
+  throughProcessor(new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' }), ids(qwen, `<think>\nParis, so get_weather.\n</think>\n\n${call}`), eos, open);
+  // enable_thinking: false closes the region in the prompt: the call comes at once.
+  const closed = ids(qwen, '<|im_start|>assistant\n<think>\n\n</think>\n\n');
+  throughProcessor(new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' }), ids(qwen, call), eos, closed);
+  // Without thinking, the reasoning text is refused under 'required'.
+  const plain = new StructuredOutputProcessor(qwen, rf);
+  assert.throws(() => throughProcessor(plain, ids(qwen, '<think>\nx\n</think>\n\n'), eos, open), /masked/);
+  // The budget: after 3 free tokens only tokens that continue </think>\n\n.
+  const p = new StructuredOutputProcessor(qwen, rf, { thinking: true, maxThinkingTokens: 3 });
+  const V = p.store.vocabSize;
+  const row = open.map(BigInt);
+  for (const t of ids(qwen, '<think>\nA B C D')) row.push(BigInt(t));
+  const logits = { dims: [1, V], data: new Float32Array(V) };
+  p([open.map(BigInt)], { dims: [1, V], data: new Float32Array(V) });
+  p([row], logits);
+  const allowed = [];
+  for (let i = 0; i < V; i++) if (logits.data[i] === 0) allowed.push(i);
+  assert.ok(allowed.includes(151668), '</think> allowed');
+  assert.ok(!allowed.includes(ids(qwen, ' E')[0]) && allowed.length < 50, `only the region's close: ${allowed.length} tokens`);
+  // 'auto' with a template without <think> (SmolLM2): no region, the calls at once.
+  const smol = await tokenizer('smollm2-135m-instruct');
+  const sp = new StructuredOutputProcessor(smol, { ...rf, format: 'hermes' }, { thinking: 'auto' });
+  assert.equal(sp.processor.options.trigger, undefined);
+});
+
+test('a batch whose rows are in different phases: one thinking, one inside a call', async () => {
+  const qwen = await tokenizer('qwen3');
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, tool_choice: 'required' }, { thinking: 'auto' });
+  const V = p.store.vocabSize;
+  const call = ids(qwen, RENDER.hermes([WEATHER]));
+  const think = ids(qwen, '<think>\nParis.\n</think>\n\n');
+  const rows = [ids(qwen, '<|im_start|>assistant\n'), ids(qwen, '<|im_start|>assistant\n<think>\n\n</think>\n\n')].map((r) => r.map(BigInt));
+  // Row 0 thinks then calls; row 1 calls at once, then repeats EOS.
+  const plan = [[...think, ...call, 151645], [...call, 151645]];
+  const n = Math.max(...plan.map((x) => x.length));
+  for (let step = 0; step < n; step++) {
+    const logits = { dims: [2, V], data: new Float32Array(2 * V) };
+    p(rows, logits);
+    if (step === 2) assert.deepEqual(p.phases, ['free', 'constrained']);
+    for (let r = 0; r < 2; r++) {
+      const id = plan[r][Math.min(step, plan[r].length - 1)];
+      assert.equal(logits.data[r * V + id], 0, `row ${r} step ${step}: token ${id} masked`);
+      rows[r].push(BigInt(id));
+    }
+  }
+  p(rows, { dims: [2, V], data: new Float32Array(2 * V) }); // commits the last tokens
+  assert.deepEqual(p.phases, ['constrained', 'constrained']);
+  assert.ok(p.matchers.every((m) => m.isStopped()));
+});
+
+test("a tool's $refs (to its root, its $defs, an $anchor) keep pointing into its own parameters", async () => {
+  const qwen = await tokenizer('qwen3');
+  const tree = { type: 'object', properties: { name: { type: 'string' }, kind: { $ref: '#kind' }, children: { type: 'array', items: { $ref: '#' } } },
+    required: ['name'], additionalProperties: false, $defs: { k: { $anchor: 'kind', enum: ['dir', 'file'] } } };
+  const tools = [TOOLS[1], { type: 'function', function: { name: 'make_tree', parameters: tree } }];
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools, tool_choice: 'required' });
+  const ok = { name: 'make_tree', arguments: { name: 'a', kind: 'dir', children: [{ name: 'b', children: [{ name: 'c', kind: 'file' }] }] } };
+  assert.equal(refusedAt(p, ids(qwen, RENDER.hermes([ok, SEARCH]))), null);
+  assert.deepEqual(p.parseToolCalls(RENDER.hermes([ok])), [ok]);
+  for (const bad of [{ name: 'make_tree', arguments: { name: 'a', children: [{ kind: 'dir' }] } }, { name: 'make_tree', arguments: { name: 'a', kind: 'link' } }]) {
+    assert.notEqual(refusedAt(p, ids(qwen, RENDER.hermes([bad]))), null, JSON.stringify(bad));
+  }
+});
