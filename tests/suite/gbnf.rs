@@ -59,14 +59,15 @@ fn llama_cpp_grammars_as_expected() {
 #[test]
 fn samples_agree() {
     let p = root().join("grammars/gbnf/samples.json");
-    let samples: BTreeMap<String, BTreeMap<String, Vec<String>>> =
+    let samples: BTreeMap<String, serde_json::Value> =
         serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let mut n = 0;
-    for (file, s) in &samples {
+    for (file, s) in samples.iter().filter(|(k, _)| !k.starts_with('_')) {
         let cfg = grammask::constraint::load_grammar_file(&grammar_path(file), None, None).unwrap_or_else(|e| panic!("{file}: {e}"));
         let r = Recognizer::new(cfg).unwrap();
         for (label, want) in [("accept", true), ("reject", false)] {
-            for t in &s[label] {
+            for t in s[label].as_array().unwrap() {
+                let t = t.as_str().unwrap();
                 assert_eq!(r.check(t.as_bytes()).is_ok(), want, "{file}: {t:?} should be {label}ed");
                 n += 1;
             }

@@ -296,10 +296,21 @@ impl<'s, 'g> Pass<'s, 'g> {
         self.rule_nt.insert(i, n);
         let g = self.sh.g;
         let body = &g.rules[i].body;
-        match self.sh.regex_of(body) {
+        let whole = match self.sh.regex_of(body) {
             Some(re) if !self.sh.broken.contains(&re) => {
-                let empty = rx::matches_empty(&re).map_err(rx_err)?;
-                let nonempty = rx::set_nonempty(std::slice::from_ref(&re), &[]).map_err(rx_err)?;
+                match (rx::matches_empty(&re), rx::set_nonempty(std::slice::from_ref(&re), &[])) {
+                    (Ok(e), Ok(n)) => Some((re, e, n)),
+                    // Too large as one automaton: lowered structurally instead.
+                    _ => {
+                        self.sh.broken.insert(re);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        match whole {
+            Some((re, empty, nonempty)) => {
                 if nonempty {
                     let (lit, chars) = (self.sh.lit_of(body), self.sh.charset_of(body));
                     let t = self.term(re, lit, chars, Some(name), i);
@@ -334,10 +345,17 @@ impl<'s, 'g> Pass<'s, 'g> {
                     Expr::Ref(i) => Some(self.sh.g.rules[*i].name.clone()),
                     _ => None,
                 };
-                if let Some(s) = self.whole(e, re, name, ctx)? {
-                    out.push(s);
+                match self.whole(e, re.clone(), name, ctx) {
+                    Ok(s) => {
+                        out.extend(s);
+                        return Ok(());
+                    }
+                    // Too large as one automaton: lowered structurally instead.
+                    Err(err) if err.kind() == crate::ErrorKind::Limit => {
+                        self.sh.broken.insert(re);
+                    }
+                    Err(err) => return Err(err),
                 }
-                return Ok(());
             }
         }
         match e {
