@@ -1,5 +1,6 @@
 //! One compile entry point for every constraint format (feature `compiler`):
-//! a Lark grammar, a JSON Schema, any JSON object or value, or a regex. Each
+//! a Lark grammar, a GBNF or EBNF grammar, a JSON Schema, any JSON object or
+//! value, or a regex. Each
 //! front end emits a normalized [`Cfg`]; [`compile`] turns it into a
 //! [`MaskStore`] for a [`PreparedVocab`], computing lexer positions lazily
 //! (on first visit) so that a per-request compile costs milliseconds.
@@ -14,7 +15,7 @@
 //! 0. `error`, `limits`; 1. `ids`, `hash`, `cache`, `time`;
 //! 2. `grammar`: the normalized grammar ([`Cfg`]) every stage hands on;
 //! 3. `regex`: the shared regex layer (dialects, language operations);
-//! 4. `frontend`: Lark, JSON Schema and regex, side by side, each → [`Cfg`];
+//! 4. `frontend`: Lark, GBNF/EBNF, JSON Schema and regex, side by side, each → [`Cfg`];
 //! 5. the engine: `vocab`, `parser` (5), `lexer` (6), `store` (7),
 //!    `matcher` (8); it never imports a front end or a reference;
 //! 9. `reference`: the definitions the engine is checked against (may use
@@ -133,7 +134,12 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
         Constraint::JsonObject => crate::frontend::schema::any_json(true, &so).map(|g| (g.cfg, g.warnings)),
         Constraint::Json => crate::frontend::schema::any_json(false, &so).map(|g| (g.cfg, g.warnings)),
         Constraint::Regex(r) => Ok((crate::frontend::regex::to_cfg(r)?, Vec::new())),
-        Constraint::Gbnf { grammar, file, dialect, start } => Ok((gbnf_cfg(grammar, file, *dialect, start.as_deref())?, Vec::new())),
+        Constraint::Gbnf { grammar, file, dialect, start } => {
+            if o.strict || o.lexer.is_some() {
+                return Err(err!(ResponseFormat, "strict and lexer apply to Lark grammars only"));
+            }
+            Ok((gbnf_cfg(grammar, file, *dialect, start.as_deref())?, Vec::new()))
+        }
     }
 }
 
