@@ -219,7 +219,7 @@ pub struct Dfa {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
     /// The states from which a full match is still reachable (computed on first use).
-    productive: std::cell::OnceCell<std::collections::HashSet<StateID>>,
+    productive: std::cell::OnceCell<Vec<bool>>,
 }
 
 impl Dfa {
@@ -265,11 +265,20 @@ impl Dfa {
     /// reports a match one byte late, so the byte after a match leads to a
     /// live state even when nothing can match any more).
     fn is_productive(&self, s: StateID) -> bool {
+        // Sets of states as `Vec<bool>` by state id, the reverse edges in a
+        // map type the crate already instantiates (wasm size).
+        fn mark(v: &mut Vec<bool>, i: usize) -> bool {
+            if i >= v.len() {
+                v.resize(i + 1, false);
+            }
+            !std::mem::replace(&mut v[i], true)
+        }
         self.productive
             .get_or_init(|| {
                 let mut states = vec![self.start];
-                let mut seen: std::collections::HashSet<StateID> = [self.start].into();
-                let mut rev: std::collections::HashMap<StateID, Vec<StateID>> = Default::default();
+                let mut seen = Vec::new();
+                mark(&mut seen, self.start.as_usize());
+                let mut rev: std::collections::HashMap<u32, Vec<u32>> = Default::default();
                 let mut i = 0;
                 while i < states.len() {
                     let q = states[i];
@@ -279,24 +288,31 @@ impl Dfa {
                         if self.dead(t) {
                             continue;
                         }
-                        rev.entry(t).or_default().push(q);
-                        if seen.insert(t) {
+                        rev.entry(t.as_u32()).or_default().push(q.as_u32());
+                        if mark(&mut seen, t.as_usize()) {
                             states.push(t);
                         }
                     }
                 }
-                let mut prod: std::collections::HashSet<StateID> = states.iter().copied().filter(|&q| self.accepting(q)).collect();
-                let mut work: Vec<StateID> = prod.iter().copied().collect();
+                let mut prod = Vec::new();
+                let mut work: Vec<u32> = Vec::new();
+                for &q in &states {
+                    if self.accepting(q) && mark(&mut prod, q.as_usize()) {
+                        work.push(q.as_u32());
+                    }
+                }
                 while let Some(t) = work.pop() {
                     for &q in rev.get(&t).map(|v| v.as_slice()).unwrap_or(&[]) {
-                        if prod.insert(q) {
+                        if mark(&mut prod, q as usize) {
                             work.push(q);
                         }
                     }
                 }
                 prod
             })
-            .contains(&s)
+            .get(s.as_usize())
+            .copied()
+            .unwrap_or(false)
     }
     pub fn runner(&self) -> Runner<'_> {
         Runner { d: self, s: self.start }
@@ -415,9 +431,21 @@ pub fn first_bytes(re: &str) -> Result<[bool; 256], String> {
 pub fn extension_bytes(a_re: &str, c_re: &str) -> Result<[bool; 256], String> {
     let (a, c) = (Dfa::cached(a_re)?, Dfa::cached(c_re)?);
     let mut out = [false; 256];
-    let mut seen = std::collections::HashSet::new();
+    // Seen pairs: `a` state → `c` state * 2 + moved (a map type the crate
+    // already instantiates: wasm size).
+    let mut seen: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut insert = |x: StateID, y: StateID, moved: bool| {
+        let v = seen.entry(x.as_u32()).or_default();
+        let k = y.as_u32() * 2 + moved as u32;
+        let new = !v.contains(&k);
+        if new {
+            v.push(k);
+        }
+        new
+    };
+    let mut n = 1usize;
     let mut stack = vec![(a.start, c.start, false)];
-    seen.insert((a.start, c.start, false));
+    insert(a.start, c.start, false);
     while let Some((sa, sc, moved)) = stack.pop() {
         if moved && a.accepting(sa) {
             for b in 0..=255u8 {
@@ -431,8 +459,9 @@ pub fn extension_bytes(a_re: &str, c_re: &str) -> Result<[bool; 256], String> {
             if a.dead(ta) || c.dead(tc) {
                 continue;
             }
-            if seen.insert((ta, tc, true)) {
-                if seen.len() > PRODUCT_LIMIT {
+            if insert(ta, tc, true) {
+                n += 1;
+                if n > PRODUCT_LIMIT {
                     return Err("the product of two terminals is too large to check".into());
                 }
                 stack.push((ta, tc, true));

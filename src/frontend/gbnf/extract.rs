@@ -116,12 +116,14 @@ fn rx_err(e: String) -> crate::Error {
 struct Shared<'g> {
     g: &'g Grammar,
     regular: Vec<bool>,
-    /// Regex of each node by address (`None`: not regular or too long).
-    memo: HashMap<usize, Option<String>>,
+    /// Regex of each node by address (`""`: not regular or too long).
+    /// (The maps use key types the crate already instantiates: wasm size.)
+    memo: HashMap<usize, String>,
     /// Regexes that must not be terminals.
     broken: HashSet<String>,
-    first: HashMap<String, [bool; 256]>,
-    ext: HashMap<(String, String), [bool; 256]>,
+    /// First bytes (key: the regex) and extension bytes (key: `a \0 c`), by index into `bytes`.
+    byte_ix: HashMap<String, usize>,
+    bytes: Vec<[bool; 256]>,
 }
 
 fn addr(e: &Expr) -> usize {
@@ -131,10 +133,10 @@ fn addr(e: &Expr) -> usize {
 impl<'g> Shared<'g> {
     fn regex_of(&mut self, e: &'g Expr) -> Option<String> {
         if let Some(r) = self.memo.get(&addr(e)) {
-            return r.clone();
+            return Some(r.clone()).filter(|r| !r.is_empty());
         }
         let r = self.compute_regex(e).filter(|r| r.len() <= MAX_REGEX);
-        self.memo.insert(addr(e), r.clone());
+        self.memo.insert(addr(e), r.clone().unwrap_or_default());
         r
     }
     fn compute_regex(&mut self, e: &'g Expr) -> Option<String> {
@@ -199,22 +201,20 @@ impl<'g> Shared<'g> {
             _ => None,
         }
     }
-    fn first_bytes(&mut self, re: &str) -> Result<[bool; 256]> {
-        if let Some(f) = self.first.get(re) {
-            return Ok(*f);
+    fn cached(&mut self, key: String, f: impl FnOnce() -> std::result::Result<[bool; 256], String>) -> Result<[bool; 256]> {
+        if let Some(&i) = self.byte_ix.get(&key) {
+            return Ok(self.bytes[i]);
         }
-        let f = rx::first_bytes(re).map_err(rx_err)?;
-        self.first.insert(re.to_string(), f);
-        Ok(f)
+        let v = f().map_err(rx_err)?;
+        self.byte_ix.insert(key, self.bytes.len());
+        self.bytes.push(v);
+        Ok(v)
+    }
+    fn first_bytes(&mut self, re: &str) -> Result<[bool; 256]> {
+        self.cached(re.to_string(), || rx::first_bytes(re))
     }
     fn extension(&mut self, a: &str, c: &str) -> Result<[bool; 256]> {
-        let k = (a.to_string(), c.to_string());
-        if let Some(f) = self.ext.get(&k) {
-            return Ok(*f);
-        }
-        let f = rx::extension_bytes(a, c).map_err(rx_err)?;
-        self.ext.insert(k, f);
-        Ok(f)
+        self.cached(format!("{a}\0{c}"), || rx::extension_bytes(a, c))
     }
 }
 
@@ -225,9 +225,11 @@ struct Pass<'s, 'g> {
     term_ix: HashMap<String, usize>,
     nts: Vec<(String, Span)>,
     prods: Vec<(usize, Vec<Sym>)>,
-    prod_set: HashSet<(usize, Vec<Sym>)>,
-    rule_nt: HashMap<usize, usize>,
-    helper: HashMap<(u8, usize, u32), usize>,
+    /// Productions seen, as text (`lhs:rhs`).
+    prod_set: HashSet<String>,
+    rule_nt: Vec<Option<usize>>,
+    /// Helper nonterminals by `kind:address:count`.
+    helper: HashMap<String, usize>,
     n: usize,
 }
 
@@ -240,7 +242,14 @@ impl<'s, 'g> Pass<'s, 'g> {
         self.nts.len() - 1
     }
     fn prod(&mut self, lhs: usize, rhs: Vec<Sym>) {
-        if self.prod_set.insert((lhs, rhs.clone())) {
+        let mut key = format!("{lhs}:");
+        for s in &rhs {
+            match s {
+                Sym::T(t) => key.push_str(&format!("t{t} ")),
+                Sym::N(n) => key.push_str(&format!("n{n} ")),
+            }
+        }
+        if self.prod_set.insert(key) {
             self.prods.push((lhs, rhs));
         }
     }
@@ -276,7 +285,7 @@ impl<'s, 'g> Pass<'s, 'g> {
         if !empty {
             return Ok(Some(Sym::T(t)));
         }
-        let key = (0u8, t, 0u32);
+        let key = format!("o:{t}");
         if let Some(&n) = self.helper.get(&key) {
             return Ok(Some(Sym::N(n)));
         }
@@ -288,12 +297,12 @@ impl<'s, 'g> Pass<'s, 'g> {
     }
 
     fn rule(&mut self, i: usize) -> Result<usize> {
-        if let Some(&n) = self.rule_nt.get(&i) {
+        if let Some(n) = self.rule_nt[i] {
             return Ok(n);
         }
         let name = self.sh.g.rules[i].name.clone();
         let n = self.nt(name.clone(), i);
-        self.rule_nt.insert(i, n);
+        self.rule_nt[i] = Some(n);
         let g = self.sh.g;
         let body = &g.rules[i].body;
         let whole = match self.sh.regex_of(body) {
@@ -376,7 +385,7 @@ impl<'s, 'g> Pass<'s, 'g> {
                 }
             }
             Expr::Alt(xs) => {
-                let key = (1u8, addr(e), 0u32);
+                let key = format!("a:{}", addr(e));
                 let n = match self.helper.get(&key) {
                     Some(&n) => n,
                     None => {
@@ -398,7 +407,7 @@ impl<'s, 'g> Pass<'s, 'g> {
                 }
                 match max {
                     None => {
-                        let key = (2u8, addr(x), 0u32);
+                        let key = format!("s:{}", addr(x));
                         let n = match self.helper.get(&key) {
                             Some(&n) => n,
                             None => {
@@ -423,7 +432,7 @@ impl<'s, 'g> Pass<'s, 'g> {
 
     /// `x{0,k}`: `O_k -> ε | x O_{k-1}`.
     fn opt_chain(&mut self, x: &'g Expr, k: u32, ctx: usize) -> Result<usize> {
-        let key = (3u8, addr(x), k);
+        let key = format!("c:{}:{k}", addr(x));
         if let Some(&n) = self.helper.get(&key) {
             return Ok(n);
         }
@@ -468,14 +477,14 @@ impl<'s, 'g> Pass<'s, 'g> {
         points.sort_unstable();
         points.dedup();
         let mut atoms: Vec<(Vec<usize>, Ranges)> = Vec::new();
-        let mut by_sig: HashMap<Vec<usize>, usize> = HashMap::new();
+        let mut by_sig: HashMap<String, usize> = HashMap::new();
         for w in points.windows(2) {
             let (lo, hi) = (w[0], w[1] - 1);
             let sig: Vec<usize> = overl.iter().copied().filter(|&t| contains(self.terms[t].chars.as_ref().unwrap(), lo)).collect();
             if sig.is_empty() {
                 continue;
             }
-            let k = *by_sig.entry(sig.clone()).or_insert_with(|| {
+            let k = *by_sig.entry(format!("{sig:?}")).or_insert_with(|| {
                 atoms.push((sig, Vec::new()));
                 atoms.len() - 1
             });
@@ -496,11 +505,11 @@ impl<'s, 'g> Pass<'s, 'g> {
                 self.terms.len() - 1
             })
             .collect();
-        let mut repl: HashMap<usize, Sym> = HashMap::new();
+        let mut repl: Vec<Option<Sym>> = vec![None; self.terms.len()];
         for &t in &overl {
             let mine: Vec<usize> = atoms.iter().enumerate().filter(|(_, (sig, _))| sig.contains(&t)).map(|(k, _)| atom_terms[k]).collect();
             if mine.len() == 1 {
-                repl.insert(t, Sym::T(mine[0]));
+                repl[t] = Some(Sym::T(mine[0]));
             } else {
                 let span = self.terms[t].span.clone();
                 self.nts.push((self.terms[t].name.clone(), span));
@@ -508,14 +517,14 @@ impl<'s, 'g> Pass<'s, 'g> {
                 for a in mine {
                     self.prod(n, vec![Sym::T(a)]);
                 }
-                repl.insert(t, Sym::N(n));
+                repl[t] = Some(Sym::N(n));
             }
         }
         for (_, rhs) in self.prods.iter_mut() {
             for s in rhs.iter_mut() {
                 if let Sym::T(t) = s {
-                    if let Some(&r) = repl.get(t) {
-                        *s = r;
+                    if let Some(Some(r)) = repl.get(*t) {
+                        *s = *r;
                     }
                 }
             }
@@ -534,11 +543,22 @@ impl<'s, 'g> Pass<'s, 'g> {
         (0..self.terms.len()).filter(|&t| u[t]).collect()
     }
 
-    /// The terminals that can follow each terminal (FOLLOW sets).
-    fn follows(&self) -> Vec<HashSet<usize>> {
-        let nn = self.nts.len();
+    /// The terminals that can follow each terminal (FOLLOW sets, as
+    /// `[terminal][terminal]` booleans).
+    fn follows(&self) -> Vec<Vec<bool>> {
+        let (nn, nt) = (self.nts.len(), self.terms.len());
         let mut nullable = vec![false; nn];
-        let mut first: Vec<HashSet<usize>> = vec![HashSet::new(); nn];
+        let mut first = vec![vec![false; nt]; nn];
+        let or = |dst: &mut Vec<bool>, src: &[bool]| {
+            let mut ch = false;
+            for (d, &s) in dst.iter_mut().zip(src) {
+                if s && !*d {
+                    *d = true;
+                    ch = true;
+                }
+            }
+            ch
+        };
         let mut changed = true;
         while changed {
             changed = false;
@@ -547,17 +567,13 @@ impl<'s, 'g> Pass<'s, 'g> {
                 for s in rhs {
                     match *s {
                         Sym::T(t) => {
-                            changed |= first[*lhs].insert(t);
+                            changed |= !std::mem::replace(&mut first[*lhs][t], true);
                             all_null = false;
                         }
                         Sym::N(m) => {
-                            let add: Vec<usize> = first[m].iter().copied().collect();
-                            for t in add {
-                                changed |= first[*lhs].insert(t);
-                            }
-                            if !nullable[m] {
-                                all_null = false;
-                            }
+                            let add = first[m].clone();
+                            changed |= or(&mut first[*lhs], &add);
+                            all_null &= nullable[m];
                         }
                     }
                     if !all_null {
@@ -570,28 +586,25 @@ impl<'s, 'g> Pass<'s, 'g> {
                 }
             }
         }
-        let mut follow_n: Vec<HashSet<usize>> = vec![HashSet::new(); nn];
-        let mut follow_t: Vec<HashSet<usize>> = vec![HashSet::new(); self.terms.len()];
+        let mut follow_n = vec![vec![false; nt]; nn];
+        let mut follow_t = vec![vec![false; nt]; nt];
         changed = true;
         while changed {
             changed = false;
             for (lhs, rhs) in &self.prods {
-                // Walk right to left with the FIRST of the suffix.
-                let mut trailer: HashSet<usize> = follow_n[*lhs].clone();
+                // Right to left, with the FIRST of the suffix (and FOLLOW(lhs) while it is nullable).
+                let mut trailer = follow_n[*lhs].clone();
                 for s in rhs.iter().rev() {
                     match *s {
                         Sym::T(t) => {
-                            for &x in &trailer {
-                                changed |= follow_t[t].insert(x);
-                            }
-                            trailer = HashSet::from([t]);
+                            changed |= or(&mut follow_t[t], &trailer);
+                            trailer = vec![false; nt];
+                            trailer[t] = true;
                         }
                         Sym::N(m) => {
-                            for &x in &trailer {
-                                changed |= follow_n[m].insert(x);
-                            }
+                            changed |= or(&mut follow_n[m], &trailer);
                             if nullable[m] {
-                                trailer.extend(first[m].iter().copied());
+                                or(&mut trailer, &first[m]);
                             } else {
                                 trailer = first[m].clone();
                             }
@@ -642,7 +655,7 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             }
         }
     }
-    let mut sh = Shared { g, regular, memo: HashMap::new(), broken: HashSet::new(), first: HashMap::new(), ext: HashMap::new() };
+    let mut sh = Shared { g, regular, memo: HashMap::new(), broken: HashSet::new(), byte_ix: HashMap::new(), bytes: Vec::new() };
     let rounds = 4 * count_nodes(g) + 16;
     for _ in 0..rounds {
         let mut p = Pass {
@@ -652,7 +665,7 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             nts: Vec::new(),
             prods: Vec::new(),
             prod_set: HashSet::new(),
-            rule_nt: HashMap::new(),
+            rule_nt: vec![None; n],
             helper: HashMap::new(),
             n: 0,
         };
@@ -686,7 +699,7 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             let follow = p.follows();
             for &a in &used {
                 let mut ff = [false; 256];
-                for &b in &follow[a] {
+                for b in (0..follow[a].len()).filter(|&b| follow[a][b]) {
                     let f = p.sh.first_bytes(&p.terms[b].regex.clone())?;
                     for k in 0..256 {
                         ff[k] |= f[k];
