@@ -348,3 +348,15 @@ fn which_rules_become_terminals() {
     assert!(cfg.terminals.iter().all(|t| t.name != "num"), "{:?}", cfg.terminals);
     agree(src, false, 3);
 }
+
+/// What docs/gbnf.md says of llama.cpp's json.gbnf (fetched by scripts/gbnf/fetch.sh).
+#[test]
+fn json_gbnf_terminals() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/gbnf/llama.cpp/json.gbnf");
+    let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}: run bash scripts/gbnf/fetch.sh"));
+    let cfg = crate::constraint::gbnf_cfg(&src, "json.gbnf", Dialect::Gbnf, None).unwrap();
+    let mut names: Vec<String> = cfg.terminals.iter().map(|t| t.display_name()).collect();
+    names.sort();
+    assert_eq!(names, ["\",\"", "\":\"", "\"[\"", "\"]\"", "\"{\"", "\"}\"", "number", "string", "value__9", "ws"]);
+    agree(&src, false, 11);
+}
