@@ -525,7 +525,7 @@ export function makeApi(raw, isReady) {
 
   function normalizeFormat(rf) {
     if (rf === null || typeof rf !== 'object' || typeof rf.type !== 'string') {
-      throw formatError(`grammask: responseFormat must be an object with a string type (${FORMATS.join(', ')})${rf && typeof rf === 'object' ? wrap : ''}`);
+      throw formatError(`grammask: responseFormat must be an object {type} (${FORMATS.join(', ')})${rf && typeof rf === 'object' ? wrap : ''}`);
     }
     if (!FORMATS.includes(rf.type)) {
       throw formatError(`grammask: responseFormat.type ${JSON.stringify(rf.type)} is not one of ${FORMATS.join(', ')}${wrap}`);
