@@ -337,6 +337,24 @@ fn errors_name_the_place() {
 }
 
 #[test]
+fn start_rule_and_ebnf_layout() {
+    // `start` picks another rule; a response format carries it.
+    let rf = serde_json::json!({"type": "gbnf", "grammar": "root ::= item\nitem ::= [a-c]+\n", "start": "item"});
+    let c = crate::constraint::Constraint::from_response_format(&rf).unwrap();
+    let (cfg, _) = crate::constraint::to_cfg(&c, &Default::default()).unwrap();
+    assert_eq!(cfg.nonterminal(cfg.start).name, "item");
+    let e = crate::constraint::gbnf_cfg("root ::= \"a\"\n", "g.gbnf", Dialect::Gbnf, Some("nope")).unwrap_err();
+    assert!(e.message().contains("no `nope` rule"), "{e:?}");
+    // EBNF: a rule continues on lines that start with `|` or anything but `name ::=`.
+    let src = "root ::= \"a\"\n  | \"b\" x\n  x\nx ::=\n \"c\"";
+    let cfg = crate::constraint::gbnf_cfg(src, "g.ebnf", Dialect::Ebnf, None).unwrap();
+    let o = Oracle::new(&cfg).unwrap();
+    assert!(o.check(b"a").is_ok() && o.check(b"bcc").is_ok() && o.check(b"bc").is_err());
+    // GBNF: the same text is an error (a line starting with `|`).
+    assert_eq!(crate::constraint::gbnf_cfg(src, "g.gbnf", Dialect::Gbnf, None).unwrap_err().kind(), ErrorKind::GrammarSyntax);
+}
+
+#[test]
 fn which_rules_become_terminals() {
     let src = "root ::= \"[\" (num | root) (\",\" (num | root))* \"]\"\nnum ::= [0-9]+\n";
     let cfg = crate::constraint::gbnf_cfg(src, "t.gbnf", Dialect::Gbnf, None).unwrap();
