@@ -378,3 +378,37 @@ fn json_gbnf_terminals() {
     assert_eq!(names, ["\",\"", "\":\"", "\"[\"", "\"]\"", "\"{\"", "\"}\"", "number", "string", "value__9", "ws"]);
     agree(&src, false, 11);
 }
+
+/// Nothing panics on malformed text: random edits of real grammars compile or
+/// fail with an error.
+#[test]
+fn mutated_grammars_never_panic() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/gbnf/llama.cpp");
+    let mut srcs: Vec<String> = ["json.gbnf", "c.gbnf", "chess.gbnf", "list.gbnf", "japanese.gbnf"]
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("{path}/{f}")).unwrap_or_else(|e| panic!("{f}: {e}: run bash scripts/gbnf/fetch.sh")))
+        .collect();
+    srcs.push("root ::= a+ \"\" ( )\n  b\na ::= [\\-x]\nb ::= \"\\e\" | \"\\x1F600\"".into());
+    let pieces = ["\"", "[", "]", "(", ")", "|", "*", "+", "?", "{2,", "}", "\\", "\\u12", "::=", "\n", "#", "^", "-", "<", "!", ".", "é", "x", " "];
+    let mut rng = 12345u64;
+    let mut ok = 0;
+    for i in 0..1500 {
+        let src: Vec<char> = srcs[i % srcs.len()].chars().collect();
+        let mut t = src.clone();
+        for _ in 0..1 + next(&mut rng) % 3 {
+            let k = next(&mut rng) as usize % (t.len() + 1);
+            if next(&mut rng) % 2 == 0 && k < t.len() {
+                t.remove(k);
+            } else {
+                let p = pieces[next(&mut rng) as usize % pieces.len()];
+                for (j, c) in p.chars().enumerate() {
+                    t.insert(k + j, c);
+                }
+            }
+        }
+        let s: String = t.into_iter().collect();
+        let d = if i % 2 == 0 { Dialect::Gbnf } else { Dialect::Ebnf };
+        ok += crate::constraint::gbnf_cfg(&s, "m.gbnf", d, None).is_ok() as usize;
+    }
+    assert!(ok > 0, "some edits leave a valid grammar");
+}
