@@ -511,7 +511,7 @@ export function makeApi(raw, isReady) {
   }
 
   const noCompiler = (f) => new Error(`grammask: ${f} needs the compiler; this is the runtime-only build (grammask/runtime): import from 'grammask' instead`);
-  const FORMATS = ['json_schema', 'json_object', 'json', 'regex', 'lark', 'store'];
+  const FORMATS = ['json_schema', 'json_object', 'json', 'regex', 'lark', 'gbnf', 'ebnf', 'store'];
 
   // The response format as the Rust side reads it, with the OpenAI shape
   // {type: 'json_schema', json_schema: {name, schema, strict?}} unwrapped and a
@@ -525,7 +525,7 @@ export function makeApi(raw, isReady) {
 
   function normalizeFormat(rf) {
     if (rf === null || typeof rf !== 'object' || typeof rf.type !== 'string') {
-      throw formatError(`grammask: responseFormat must be an object with a string type (${FORMATS.join(', ')})${rf && typeof rf === 'object' ? wrap : ''}`);
+      throw formatError(`grammask: responseFormat must be an object {type} (${FORMATS.join(', ')})${rf && typeof rf === 'object' ? wrap : ''}`);
     }
     if (!FORMATS.includes(rf.type)) {
       throw formatError(`grammask: responseFormat.type ${JSON.stringify(rf.type)} is not one of ${FORMATS.join(', ')}${wrap}`);
@@ -543,14 +543,14 @@ export function makeApi(raw, isReady) {
       return { ...rf, json_schema: s };
     }
     if (rf.type === 'regex' && typeof rf.regex !== 'string') throw formatError("grammask: responseFormat {type: 'regex'} needs a string regex field");
-    if (rf.type === 'lark' && typeof rf.grammar !== 'string') throw formatError("grammask: responseFormat {type: 'lark'} needs a string grammar field (the Lark text)");
+    if (/^(lark|[ge]bnf)$/.test(rf.type) && typeof rf.grammar !== 'string') throw formatError(`grammask: responseFormat {type: '${rf.type}'} needs a string grammar field`);
     return rf;
   }
 
   /**
    * Compile a response format for a prepared vocabulary:
    * {type: 'json_schema', json_schema}, {type: 'json_object'}, {type: 'json'},
-   * {type: 'regex', regex}, {type: 'lark', grammar, start?}, or
+   * {type: 'regex', regex}, {type: 'lark' | 'gbnf' | 'ebnf', grammar, start?}, or
    * {type: 'store', store} (a MaskStore or blob bytes, checked against the
    * vocabulary and returned as is). Options: whitespace ('default', 'compact',
    * 'spaced', 'flexible'), maxWhitespace (flexible: longest run), lenient,

@@ -282,7 +282,7 @@ export function tokenizerFingerprint(
 
 // ---- Compiling (not in grammask/runtime) -----------------------------------
 
-/** What to constrain the output to (the shape of @huggingface/transformers-structured-output, plus json, lark and store). */
+/** What to constrain the output to (the shape of @huggingface/transformers-structured-output, plus json, lark, gbnf, ebnf and store). */
 export type ResponseFormat =
   /** JSON valid under a JSON Schema (2020-12; draft-07/-06/-04 spellings). OpenAI's `{name, schema}` wrapper is unwrapped; a string is parsed. */
   | { type: 'json_schema'; json_schema: object | boolean | string }
@@ -294,6 +294,10 @@ export type ResponseFormat =
   | { type: 'regex'; regex: string }
   /** Text in the language of a Lark grammar (`start`: the start rule). */
   | { type: 'lark'; grammar: string; start?: string }
+  /** Text in the language of a GBNF grammar (llama.cpp's format; `start`: the start rule, default `root`). See docs/gbnf.md. */
+  | { type: 'gbnf'; grammar: string; start?: string }
+  /** Text in the language of an EBNF grammar (xgrammar's GBNF superset, as web-llm takes; `start` default `root`). See docs/gbnf.md. */
+  | { type: 'ebnf'; grammar: string; start?: string }
   /** A prebuilt store (a MaskStore or blob bytes), checked against the tokenizer. */
   | { type: 'store'; store: MaskStore | Uint8Array | ArrayBuffer };
 

@@ -205,7 +205,7 @@ export interface StructuredOutputOptions
  * switching is a change of the import. `tokenizer` is the transformers.js
  * tokenizer (its vocabulary is read once and cached) or a PreparedVocab;
  * `responseFormat` as in `compile` (json_schema, json_object, json, regex,
- * lark, store), or tools (`ToolsResponseFormat`). A LogitsProcessorList with one processor: pass it as
+ * lark, gbnf, ebnf, store), or tools (`ToolsResponseFormat`). A LogitsProcessorList with one processor: pass it as
  * `logits_processor: processor`. Batches of any size (one matcher per row).
  */
 export class StructuredOutputProcessor {

@@ -231,7 +231,7 @@ test('compile: errors are clear JS errors naming JS options', () => {
   expectKind(() => compile(v, { type: 'lark', grammar: 'x'.repeat(compilerLimits.maxGrammarBytes + 1) }), 'Limit', /limit/);
   const bigRegex = compilerLimits.maxGrammarBytes;
   assert.equal(bigRegex, 1 << 20);
-  assert.throws(() => compile(v, { type: 'yaml' }), /responseFormat.type "yaml" is not one of json_schema, json_object, json, regex, lark, store/);
+  assert.throws(() => compile(v, { type: 'yaml' }), /responseFormat.type "yaml" is not one of json_schema, json_object, json, regex, lark, gbnf, ebnf, store/);
   assert.throws(() => compile(v, 'json'), /responseFormat must be an object/);
   assert.throws(() => compile(v, { type: 'regex' }), /needs a string regex field/);
   assert.throws(() => compile(v, { type: 'lark' }), /needs a string grammar field/);

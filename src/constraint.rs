@@ -1,5 +1,6 @@
 //! One compile entry point for every constraint format (feature `compiler`):
-//! a Lark grammar, a JSON Schema, any JSON object or value, or a regex. Each
+//! a Lark grammar, a GBNF or EBNF grammar, a JSON Schema, any JSON object or
+//! value, or a regex. Each
 //! front end emits a normalized [`Cfg`]; [`compile`] turns it into a
 //! [`MaskStore`] for a [`PreparedVocab`], computing lexer positions lazily
 //! (on first visit) so that a per-request compile costs milliseconds.
@@ -14,7 +15,7 @@
 //! 0. `error`, `limits`, `hash`; 1. `ids`, `cache`, `time`;
 //! 2. `grammar`: the normalized grammar ([`Cfg`]) every stage hands on;
 //! 3. `regex`: the shared regex layer (dialects, language operations);
-//! 4. `frontend`: Lark, JSON Schema and regex, side by side, each → [`Cfg`];
+//! 4. `frontend`: Lark, GBNF/EBNF, JSON Schema and regex, side by side, each → [`Cfg`];
 //! 5. the engine: `vocab`, `parser` (5), `lexer` (6), `store` (7),
 //!    `matcher` (8); it never imports a front end or a reference;
 //! 9. `reference`: the definitions the engine is checked against (may use
@@ -50,15 +51,19 @@ pub enum Constraint {
     Json,
     /// The whole output matches this Python regex (`re.fullmatch`).
     Regex(String),
+    /// GBNF (llama.cpp) or EBNF (xgrammar) text (`file` names it in
+    /// messages; `start` overrides the start rule `root`).
+    Gbnf { grammar: String, file: String, dialect: crate::frontend::gbnf::Dialect, start: Option<String> },
 }
 
 impl Constraint {
     /// The response-format shape used by transformers.js and OpenAI-style
     /// APIs: `{type: "json_schema", json_schema}`, `{type: "json_object"}`,
-    /// `{type: "json"}`, `{type: "regex", regex}`, `{type: "lark", grammar}`.
+    /// `{type: "json"}`, `{type: "regex", regex}`, `{type: "lark", grammar}`,
+    /// `{type: "gbnf", grammar}`, `{type: "ebnf", grammar}`.
     pub fn from_response_format(v: &serde_json::Value) -> Result<Constraint> {
         let ty = v.get("type").and_then(|t| t.as_str()).ok_or_else(|| {
-            err!(ResponseFormat, "responseFormat: expected an object with a string `type` (json_schema, json_object, json, regex or lark)")
+            err!(ResponseFormat, "responseFormat: expected an object with a string `type` (json_schema, json_object, json, regex, lark, gbnf or ebnf)")
         })?;
         let field = |name: &str| {
             v.get(name).ok_or_else(|| err!(ResponseFormat, "responseFormat: type {ty:?} needs a `{name}` field"))
@@ -76,10 +81,16 @@ impl Constraint {
                 file: "<grammar>".into(),
                 start: v.get("start").and_then(|s| s.as_str()).map(str::to_string),
             },
+            "gbnf" | "ebnf" => Constraint::Gbnf {
+                grammar: string("grammar")?,
+                file: "<grammar>".into(),
+                dialect: if ty == "gbnf" { crate::frontend::gbnf::Dialect::Gbnf } else { crate::frontend::gbnf::Dialect::Ebnf },
+                start: v.get("start").and_then(|s| s.as_str()).map(str::to_string),
+            },
             other => {
                 return Err(err!(
                     ResponseFormat,
-                    "responseFormat: unknown type {other:?} (expected json_schema, json_object, json, regex or lark)"
+                    "responseFormat: unknown type {other:?} (expected json_schema, json_object, json, regex, lark, gbnf or ebnf)"
                 ))
             }
         })
@@ -123,7 +134,72 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
         Constraint::JsonObject => crate::frontend::schema::any_json(true, &so).map(|g| (g.cfg, g.warnings)),
         Constraint::Json => crate::frontend::schema::any_json(false, &so).map(|g| (g.cfg, g.warnings)),
         Constraint::Regex(r) => Ok((crate::frontend::regex::to_cfg(r)?, Vec::new())),
+        Constraint::Gbnf { grammar, file, dialect, start } => {
+            if o.strict || o.lexer.is_some() {
+                return Err(err!(ResponseFormat, "strict and lexer apply to Lark grammars only"));
+            }
+            Ok((gbnf_cfg(grammar, file, *dialect, start.as_deref())?, Vec::new()))
+        }
     }
+}
+
+/// A GBNF / EBNF grammar → [`Cfg`] ([`crate::frontend::gbnf::to_cfg`]),
+/// checked to be LALR(1) after lexer extraction: a conflict is refused
+/// (the general parser for grammars that are not LALR(1) is not built yet).
+pub fn gbnf_cfg(text: &str, file: &str, dialect: crate::frontend::gbnf::Dialect, start: Option<&str>) -> Result<Cfg> {
+    let cfg = crate::frontend::gbnf::to_cfg(text, file, dialect, start)?;
+    if let Err(e) = crate::parser::lalr::build(&cfg) {
+        if e.kind() != crate::ErrorKind::Conflict {
+            return Err(e);
+        }
+        return Err(err!(
+            Conflict,
+            "{file}: {} grammar not supported yet: after lexer extraction it is not LALR(1), and grammask's general parser (for any context-free grammar) is not built yet. {}",
+            dialect.name(),
+            e.message()
+        ));
+    }
+    Ok(cfg)
+}
+
+/// The grammar formats a file may be in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrammarFormat {
+    Lark,
+    Gbnf,
+    Ebnf,
+}
+
+impl GrammarFormat {
+    pub fn from_name(s: &str) -> Option<GrammarFormat> {
+        match s {
+            "lark" => Some(GrammarFormat::Lark),
+            "gbnf" => Some(GrammarFormat::Gbnf),
+            "ebnf" => Some(GrammarFormat::Ebnf),
+            _ => None,
+        }
+    }
+    /// By file extension: `.gbnf`, `.ebnf`, else Lark.
+    pub fn of_path(path: &std::path::Path) -> GrammarFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("gbnf") => GrammarFormat::Gbnf,
+            Some("ebnf") => GrammarFormat::Ebnf,
+            _ => GrammarFormat::Lark,
+        }
+    }
+}
+
+/// A grammar file in the given format (default: by its extension, see
+/// [`GrammarFormat::of_path`]) → [`Cfg`].
+pub fn load_grammar_file(path: &std::path::Path, start: Option<&str>, format: Option<GrammarFormat>) -> Result<Cfg> {
+    let dialect = match format.unwrap_or_else(|| GrammarFormat::of_path(path)) {
+        GrammarFormat::Lark => return load_lark_file(path, start),
+        GrammarFormat::Gbnf => crate::frontend::gbnf::Dialect::Gbnf,
+        GrammarFormat::Ebnf => crate::frontend::gbnf::Dialect::Ebnf,
+    };
+    let bytes = std::fs::read(path).map_err(|e| err!(Io, "{}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| err!(GrammarSyntax, "{}: not UTF-8 text", path.display()))?;
+    gbnf_cfg(&text, &path.display().to_string(), dialect, start)
 }
 
 /// The schema front end as the Lark front end's `%json` compiler

@@ -52,6 +52,10 @@ else
 fi
 .venv-lark/bin/python scripts/lark/lark_corpus.py setup
 
+# 2b'. llama.cpp's example GBNF grammars (tests/suite/gbnf.rs, pkg-tests/gbnf.test.mjs) from the npm
+#     package node-llama-cpp, which ships llama.cpp's grammars/ folder (grammars/gbnf/MANIFEST.tsv).
+bash scripts/gbnf/fetch.sh
+
 # 2c. The JSON Schema validator that judges generated instances (scripts/experiments/validate_generations.py,
 #     tests/suite/schema_generate.rs): python `jsonschema` with its `format` extra (rfc3987,
 #     rfc3339-validator, fqdn, idna, ...), without which `format: uri` and others go unchecked.
@@ -114,6 +118,14 @@ if [ ! -d pkg-tests/node_modules/playwright-core ] || [ ! -d pkg-tests/node_modu
   npm_ci pkg-tests
 else
   say "pkg-tests node_modules present"
+fi
+# The judge of the GBNF tests (pkg-tests/gbnf.test.mjs): xgrammar's wasm build, from benches/wasm
+# (the same npm ci as benches/setup.sh).
+if [ ! -d benches/wasm/node_modules/@mlc-ai/web-xgrammar ] || lock_changed benches/wasm; then
+  say "npm ci in benches/wasm (@mlc-ai/web-xgrammar: the GBNF judge; the wasm benchmark peers)"
+  npm_ci benches/wasm
+else
+  say "benches/wasm node_modules present"
 fi
 # 4. transformers.js + wrangler for the adapter, demo and Worker tests (www/),
 #    and the tiny random-weight ONNX model (python venv .venv-models: onnx, numpy).

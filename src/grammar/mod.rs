@@ -13,7 +13,7 @@
 //! - the grammar's [`LexerMode`] says which terminals compete for a lexeme
 //!   and how the winner is chosen.
 //!
-//! The front ends (`frontend::lark`, `frontend::schema`, `frontend::regex`,
+//! The front ends (`frontend::lark`, `frontend::gbnf`, `frontend::schema`, `frontend::regex`,
 //! feature `compiler`) emit a [`Cfg`]; the lexer, the LALR builder and the
 //! store builder consume it. This module imports nothing but ids: it is the
 //! one type the compile stages hand to each other.
@@ -227,7 +227,7 @@ pub enum LexerMode {
     Longest,
     /// Global maximal munch where every terminal tied at the longest length
     /// is a possible lexeme (the parser keeps those it can use). For grammars
-    /// built by the schema and regex front ends.
+    /// built by the schema, regex and GBNF front ends.
     LongestAll,
 }
 

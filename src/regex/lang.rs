@@ -218,6 +218,8 @@ const DFA_LIMIT: usize = crate::limits::Limits::DEFAULT.max_regex_dfa_bytes;
 pub struct Dfa {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
+    /// The states from which a full match is still reachable (computed on first use).
+    productive: std::cell::OnceCell<Vec<bool>>,
 }
 
 impl Dfa {
@@ -251,13 +253,66 @@ impl Dfa {
             .build_from_nfa(&nfa)
             .map_err(|e| format!("regex too large: {e}"))?;
         let start = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).map_err(|e| e.to_string())?;
-        Ok(Dfa { dfa, start })
+        Ok(Dfa { dfa, start, productive: Default::default() })
     }
     fn accepting(&self, s: StateID) -> bool {
         self.dfa.is_match_state(self.dfa.next_eoi_state(s))
     }
     fn dead(&self, s: StateID) -> bool {
         self.dfa.is_dead_state(s) || self.dfa.is_quit_state(s)
+    }
+    /// A full match is reachable from `s` (not only not dead: a dense DFA
+    /// reports a match one byte late, so the byte after a match leads to a
+    /// live state even when nothing can match any more).
+    fn is_productive(&self, s: StateID) -> bool {
+        // Sets of states as `Vec<bool>` by state id, the reverse edges in a
+        // map type the crate already instantiates (wasm size).
+        fn mark(v: &mut Vec<bool>, i: usize) -> bool {
+            if i >= v.len() {
+                v.resize(i + 1, false);
+            }
+            !std::mem::replace(&mut v[i], true)
+        }
+        self.productive
+            .get_or_init(|| {
+                let mut states = vec![self.start];
+                let mut seen = Vec::new();
+                mark(&mut seen, self.start.as_usize());
+                let mut rev: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+                let mut i = 0;
+                while i < states.len() {
+                    let q = states[i];
+                    i += 1;
+                    for b in 0..=255u8 {
+                        let t = self.dfa.next_state(q, b);
+                        if self.dead(t) {
+                            continue;
+                        }
+                        rev.entry(t.as_u32()).or_default().push(q.as_u32());
+                        if mark(&mut seen, t.as_usize()) {
+                            states.push(t);
+                        }
+                    }
+                }
+                let mut prod = Vec::new();
+                let mut work: Vec<u32> = Vec::new();
+                for &q in &states {
+                    if self.accepting(q) && mark(&mut prod, q.as_usize()) {
+                        work.push(q.as_u32());
+                    }
+                }
+                while let Some(t) = work.pop() {
+                    for &q in rev.get(&t).map(|v| v.as_slice()).unwrap_or(&[]) {
+                        if mark(&mut prod, q as usize) {
+                            work.push(q);
+                        }
+                    }
+                }
+                prod
+            })
+            .get(s.as_usize())
+            .copied()
+            .unwrap_or(false)
     }
     pub fn runner(&self) -> Runner<'_> {
         Runner { d: self, s: self.start }
@@ -359,6 +414,63 @@ fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String
     Ok(false)
 }
 
+/// The bytes that can begin a non-empty string of `re`'s language.
+pub fn first_bytes(re: &str) -> Result<[bool; 256], String> {
+    let d = Dfa::cached(re)?;
+    let mut out = [false; 256];
+    for b in 0..=255u8 {
+        out[b as usize] = d.is_productive(d.dfa.next_state(d.start, b));
+    }
+    Ok(out)
+}
+
+/// The bytes `b` such that some non-empty string `a` of `a_re` followed by
+/// `b` is a prefix of a string of `c_re` (the longer lexemes of `c_re` that
+/// begin with a lexeme of `a_re`, by the byte after it). `Err` when a
+/// regex does not compile or the product exceeds the search budget.
+pub fn extension_bytes(a_re: &str, c_re: &str) -> Result<[bool; 256], String> {
+    let (a, c) = (Dfa::cached(a_re)?, Dfa::cached(c_re)?);
+    let mut out = [false; 256];
+    // Seen pairs: `a` state → `c` state * 2 + moved (a map type the crate
+    // already instantiates: wasm size).
+    let mut seen: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut insert = |x: StateID, y: StateID, moved: bool| {
+        let v = seen.entry(x.as_u32()).or_default();
+        let k = y.as_u32() * 2 + moved as u32;
+        let new = !v.contains(&k);
+        if new {
+            v.push(k);
+        }
+        new
+    };
+    let mut n = 1usize;
+    let mut stack = vec![(a.start, c.start, false)];
+    insert(a.start, c.start, false);
+    while let Some((sa, sc, moved)) = stack.pop() {
+        if moved && a.accepting(sa) {
+            for b in 0..=255u8 {
+                if c.is_productive(c.dfa.next_state(sc, b)) {
+                    out[b as usize] = true;
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            let (ta, tc) = (a.dfa.next_state(sa, b), c.dfa.next_state(sc, b));
+            if a.dead(ta) || c.dead(tc) {
+                continue;
+            }
+            if insert(ta, tc, true) {
+                n += 1;
+                if n > PRODUCT_LIMIT {
+                    return Err("the product of two terminals is too large to check".into());
+                }
+                stack.push((ta, tc, true));
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,5 +482,15 @@ mod tests {
         assert!(!set_nonempty(&s(&["a+", "b+"]), &[]).unwrap());
         assert!(!set_nonempty(&s(&["a"]), &s(&["a|b"])).unwrap());
         assert!(set_nonempty(&s(&["[ab]"]), &s(&["a"])).unwrap());
+    }
+
+    #[test]
+    fn extensions() {
+        let e = extension_bytes("[0-9]+", "[0-9]+(\\.[0-9]+)?").unwrap();
+        assert!(e[b'5' as usize] && e[b'.' as usize] && !e[b'x' as usize]);
+        let e = extension_bytes("a", "b").unwrap();
+        assert!(e.iter().all(|&x| !x));
+        let f = first_bytes("[a-c]|\\x{E9}").unwrap();
+        assert!(f[b'a' as usize] && f[0xC3] && !f[b'd' as usize]);
     }
 }

@@ -305,3 +305,40 @@ fn compile_blob_for_a_constraint_reports_progress() {
     assert!(o.status.success(), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn grammar_files_by_extension_or_format() {
+    // A .gbnf file is read as GBNF (by `parse`, `check`, `generate`); another
+    // extension needs --format; the Lark options are refused with it.
+    let d = tmp("gbnf");
+    let t = tokenizer();
+    let g = d.join("list.gbnf");
+    std::fs::write(&g, "root ::= \"[\" num (\",\" num)* \"]\"\nnum ::= [0-9]+\n").unwrap();
+    let same = d.join("list.txt");
+    std::fs::copy(&g, &same).unwrap();
+    let good = d.join("good.txt");
+    std::fs::write(&good, "[1,22]").unwrap();
+    let bad = d.join("bad.txt");
+    std::fs::write(&bad, "[1,,2]").unwrap();
+    let (gs, ss, gd, bd) = (g.to_str().unwrap(), same.to_str().unwrap(), good.to_str().unwrap(), bad.to_str().unwrap());
+    let o = run(&["parse", "--grammar", gs, gd, bd]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("1/2 files accepted"), "{}", text(&o));
+    let o = run(&["parse", "--grammar", ss, "--format", "gbnf", gd]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&["parse", "--grammar", ss, gd]);
+    assert!(!o.status.success(), "read as Lark: {}", text(&o));
+    let o = run(&["parse", "--grammar", gs, "--lexer", "basic", gd]);
+    assert!(!o.status.success() && text(&o).contains("apply to Lark grammars only"), "{}", text(&o));
+    let o = run(&["check", "--grammar", gs, "--tokenizer", &t, gd]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = d.join("gen");
+    let o = run(&["generate", "--grammar", gs, "--tokenizer", &t, "--count", "3", "--out-dir", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&["parse", "--grammar", gs, out.to_str().unwrap()]);
+    assert!(o.status.success() && text(&o).contains("3/3 files accepted"), "{}", text(&o));
+    // A syntax error names the place.
+    std::fs::write(&g, "root ::= \"a\" (\n").unwrap();
+    let o = run(&["parse", "--grammar", gs, gd]);
+    assert!(text(&o).contains("list.gbnf:2:1: expected `)`"), "{}", text(&o));
+}

@@ -15,6 +15,7 @@ mod cli;
 mod corpus;
 mod experiments;
 mod frontend;
+mod gbnf;
 mod key_order;
 mod lalr;
 mod lark_order;

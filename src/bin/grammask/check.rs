@@ -21,12 +21,14 @@ pub struct Args {
     /// A compiled mask store (from `compile -o`).
     #[arg(long, required_unless_present_any = ["json_schema", "grammar", "regex"])]
     store: Option<PathBuf>,
-    /// A Lark grammar file, compiled per request (lazy store) instead of --store.
+    /// A grammar file (Lark, or GBNF / EBNF: see --format), compiled per request (lazy store) instead of --store.
     #[arg(long, conflicts_with_all = ["store", "json_schema", "regex"])]
     grammar: Option<PathBuf>,
-    /// The start rule of --grammar (default: `start`).
+    /// The start rule of --grammar (default: `start` for Lark, `root` for GBNF / EBNF).
     #[arg(long, requires = "grammar")]
     start: Option<String>,
+    #[command(flatten)]
+    format: crate::common::FormatArg,
     #[command(flatten)]
     schema: crate::constraint_args::SchemaArgs,
     /// Constrain each whole file to this Python regex (re.fullmatch), compiled per request.
@@ -63,8 +65,9 @@ pub fn run(a: Args) -> Result<bool> {
         _ if a.grammar.is_some() => {
             let (pv, tok) = crate::constraint_args::prepared(&a.tokenizer, None)?;
             let g = a.grammar.as_ref().unwrap();
-            let store = crate::constraint_args::lazy_lark_store(g, a.start.as_deref(), &pv)?;
-            let cfg = grammask::constraint::load_lark_file(g, a.start.as_deref()).ok();
+            let format = a.format.of(g);
+            let store = crate::constraint_args::lazy_grammar_store(g, a.start.as_deref(), format, &pv)?;
+            let cfg = grammask::constraint::load_grammar_file(g, a.start.as_deref(), Some(format)).ok();
             (store, tok, Explainer::new(cfg, None, &ws))
         }
         (Some(s), None) => {

@@ -1,5 +1,6 @@
 //! Helpers shared by the subcommands.
 
+use grammask::constraint::GrammarFormat;
 use grammask::store::MaskStore;
 use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
@@ -16,9 +17,32 @@ pub(crate) struct GrammarArgs {
     pub lexer: Option<String>,
 }
 
-/// Loads a Lark grammar file with the `--strict` / `--lexer` options and prints the
-/// conflicts Lark's rules settle (as warnings, to stderr) unless `quiet`.
-pub(crate) fn load_grammar(path: &Path, start: Option<&str>, g: &GrammarArgs, quiet: bool) -> Result<grammask::grammar::Cfg> {
+/// The format of a `--grammar` file.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct FormatArg {
+    /// The format of --grammar: lark, gbnf (llama.cpp) or ebnf (xgrammar); default: by the
+    /// file's extension (.gbnf, .ebnf, anything else lark).
+    #[arg(long, value_parser = ["lark", "gbnf", "ebnf"])]
+    pub format: Option<String>,
+}
+
+impl FormatArg {
+    pub fn of(&self, path: &Path) -> GrammarFormat {
+        self.format.as_deref().and_then(GrammarFormat::from_name).unwrap_or_else(|| GrammarFormat::of_path(path))
+    }
+}
+
+/// Loads a grammar file (Lark, GBNF or EBNF, see [`FormatArg`]); a Lark grammar with
+/// the `--strict` / `--lexer` options, printing the conflicts Lark's rules settle (as
+/// warnings, to stderr) unless `quiet`.
+pub(crate) fn load_grammar(path: &Path, start: Option<&str>, g: &GrammarArgs, f: &FormatArg, quiet: bool) -> Result<grammask::grammar::Cfg> {
+    let format = f.of(path);
+    if format != GrammarFormat::Lark {
+        if g.strict || g.lexer.is_some() {
+            return Err(Error::new(ErrorKind::Io, "--strict and --lexer apply to Lark grammars only"));
+        }
+        return grammask::constraint::load_grammar_file(path, start, Some(format));
+    }
     let mut cfg = grammask::constraint::load_lark_file(path, start)?;
     if g.strict {
         cfg.conflicts = cfg.conflicts.strict();

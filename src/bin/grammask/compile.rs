@@ -1,6 +1,6 @@
 //! `grammask compile`: build a mask store blob for a grammar and a tokenizer.
 
-use crate::common::{load_grammar, peak_rss_mb, GrammarArgs};
+use crate::common::{load_grammar, peak_rss_mb, FormatArg, GrammarArgs};
 use grammask::store::MaskStore;
 use grammask::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use std::time::Instant;
 /// vocabulary) and reports progress on stderr.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The Lark grammar file to compile.
+    /// The grammar file to compile (Lark, or GBNF / EBNF: see --format).
     #[arg(long, required_unless_present_any = ["json_schema", "regex"])]
     grammar: Option<PathBuf>,
     #[command(flatten)]
@@ -34,9 +34,11 @@ pub struct Args {
     /// EOS token ids, comma-separated (default: from tokenizer_config.json / generation_config.json).
     #[arg(long, value_delimiter = ',')]
     eos: Option<Vec<u32>>,
-    /// The start rule of --grammar (default: `start`).
+    /// The start rule of --grammar (default: `start` for Lark, `root` for GBNF / EBNF).
     #[arg(long)]
     start: Option<String>,
+    #[command(flatten)]
+    format: FormatArg,
     #[command(flatten)]
     grammar_args: GrammarArgs,
     /// Keep the raw store (no streamlining).
@@ -59,7 +61,7 @@ pub fn run(a: Args) -> Result<bool> {
     let (Some(g), Some(t), Some(o)) = (&a.grammar, &a.tokenizer, &a.out) else {
         return Err(Error::new(ErrorKind::Io, "--grammar, --tokenizer and -o are required"));
     };
-    cmd_compile(g, t, o, a.eos.as_deref(), a.start.as_deref(), &a.grammar_args, !a.no_streamline, a.json)
+    cmd_compile(g, t, o, a.eos.as_deref(), a.start.as_deref(), &a.grammar_args, &a.format, !a.no_streamline, a.json)
 }
 
 /// `compile --json-schema FILE | --regex R`: the grammar, and with a
@@ -168,11 +170,12 @@ fn cmd_compile(
     eos: Option<&[u32]>,
     start: Option<&str>,
     g: &GrammarArgs,
+    f: &FormatArg,
     streamline: bool,
     json: bool,
 ) -> Result<bool> {
     let t0 = Instant::now();
-    let cfg = load_grammar(grammar, start, g, false)?;
+    let cfg = load_grammar(grammar, start, g, f, false)?;
     let vocab = grammask::vocab::load::load_tokenizer_file(tokenizer, eos)?;
     let quiet = json;
     let mut progress = |m: &str| {

@@ -105,11 +105,11 @@ pub fn compile_store(pv: &Rc<PreparedVocab>, c: &Constraint, o: &ConstraintOptio
     Ok(Rc::new(store))
 }
 
-/// Compiles a Lark grammar file per request (lazy store: positions computed on
-/// first visit, the same masks as a full store); relative `%import`s resolve
-/// next to the file.
-pub fn lazy_lark_store(grammar: &Path, start: Option<&str>, pv: &Rc<PreparedVocab>) -> Result<Rc<MaskStore>> {
-    let cfg = grammask::constraint::load_lark_file(grammar, start)?;
+/// Compiles a grammar file (Lark, GBNF or EBNF) per request (lazy store:
+/// positions computed on first visit, the same masks as a full store);
+/// relative `%import`s resolve next to the file.
+pub fn lazy_grammar_store(grammar: &Path, start: Option<&str>, format: grammask::constraint::GrammarFormat, pv: &Rc<PreparedVocab>) -> Result<Rc<MaskStore>> {
+    let cfg = grammask::constraint::load_grammar_file(grammar, start, Some(format))?;
     let (store, _) = grammask::store::build::compile_lazy(&cfg, pv.clone())?;
     Ok(Rc::new(store))
 }

@@ -16,12 +16,14 @@ pub struct Args {
     /// A compiled mask store (from `compile -o`).
     #[arg(long, required_unless_present_any = ["json_schema", "grammar", "regex"])]
     store: Option<PathBuf>,
-    /// A Lark grammar file, compiled per request (lazy store) instead of --store.
+    /// A grammar file (Lark, or GBNF / EBNF: see --format), compiled per request (lazy store) instead of --store.
     #[arg(long, conflicts_with_all = ["store", "json_schema", "regex"])]
     grammar: Option<PathBuf>,
-    /// The start rule of --grammar (default: `start`).
+    /// The start rule of --grammar (default: `start` for Lark, `root` for GBNF / EBNF).
     #[arg(long, requires = "grammar")]
     start: Option<String>,
+    #[command(flatten)]
+    format: crate::common::FormatArg,
     #[command(flatten)]
     schema: crate::constraint_args::SchemaArgs,
     /// Constrain the whole output to this Python regex (re.fullmatch), compiled per request.
@@ -80,7 +82,7 @@ pub fn run(a: Args) -> Result<bool> {
     if let Some(g) = &a.grammar {
         let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--grammar needs --tokenizer")) };
         let (pv, _) = crate::constraint_args::prepared(t, None)?;
-        let store = crate::constraint_args::lazy_lark_store(g, a.start.as_deref(), &pv)?;
+        let store = crate::constraint_args::lazy_grammar_store(g, a.start.as_deref(), a.format.of(g), &pv)?;
         return cmd_generate(store, a.count, a.seed, &sampler, &a.out_dir, a.json);
     }
     let store = match (&a.store, c) {

@@ -1,6 +1,6 @@
 //! `grammask parse`: lex and parse files with a grammar (the reference recognizer).
 
-use crate::common::{expand, load_grammar, read, with_list, GrammarArgs};
+use crate::common::{expand, load_grammar, read, with_list, FormatArg, GrammarArgs};
 use grammask::reference::recognizer::Recognizer;
 use grammask::Result;
 use std::io::Write;
@@ -10,12 +10,14 @@ use std::time::Instant;
 /// Lex and parse files with a grammar; print `ok` or the first error per file.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The Lark grammar file.
+    /// The grammar file (Lark, or GBNF / EBNF: see --format).
     #[arg(long)]
     grammar: PathBuf,
-    /// The start rule (default: `start`).
+    /// The start rule (default: `start` for Lark, `root` for GBNF / EBNF).
     #[arg(long)]
     start: Option<String>,
+    #[command(flatten)]
+    format: FormatArg,
     #[command(flatten)]
     grammar_args: GrammarArgs,
     /// One JSON object per file.
@@ -33,11 +35,11 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<bool> {
     let files = with_list(a.files, a.files_from)?;
-    cmd_parse(&a.grammar, a.start.as_deref(), &a.grammar_args, a.json, a.quiet, &files)
+    cmd_parse(&a.grammar, a.start.as_deref(), &a.grammar_args, &a.format, a.json, a.quiet, &files)
 }
 
-fn cmd_parse(grammar: &Path, start: Option<&str>, g: &GrammarArgs, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
-    let cfg = load_grammar(grammar, start, g, false)?;
+fn cmd_parse(grammar: &Path, start: Option<&str>, g: &GrammarArgs, f: &FormatArg, json: bool, quiet: bool, files: &[PathBuf]) -> Result<bool> {
+    let cfg = load_grammar(grammar, start, g, f, false)?;
     let rec = Recognizer::new(cfg)?;
     let files = expand(files);
     let (mut ok, mut bytes, mut secs) = (0usize, 0usize, 0f64);
