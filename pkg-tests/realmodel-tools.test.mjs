@@ -21,7 +21,7 @@ import { ROOT, FULL, fixture } from './helpers.mjs';
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
 const DATA = JSON.parse(fs.readFileSync(path.join(ROOT, 'pkg-tests/data/tools.json'), 'utf8'));
-const MAX_NEW = 160;
+const MAX_NEW = 256;
 const skip = !FULL && 'full tier (GRAMMASK_FULL=1)';
 
 const toolsOf = (names) => names.map((name) => ({ type: 'function', function: { name, ...DATA.tools[name] } }));
@@ -55,7 +55,7 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
   for (const p of DATA.prompts) {
     const tools = toolsOf(p.tools);
     const c0 = performance.now();
-    proc = new StructuredOutputProcessor(tok, { type: 'tools', tools, tool_choice: p.choice, format: 'hermes' }, { model, onStep });
+    proc = new StructuredOutputProcessor(tok, { type: 'tools', tools, tool_choice: p.choice, parallel_tool_calls: p.parallel ?? true, format: 'hermes' }, { model, onStep });
     const constructMs = performance.now() - c0;
     pf = proc.prefetchTimeMs ?? 0;
     const inputs = tok.apply_chat_template([{ role: 'system', content: system(tools) }, { role: 'user', content: p.prompt }], { add_generation_prompt: true, return_dict: true });
@@ -75,7 +75,7 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
       return v(c.arguments) ? [] : [`${c.name}: ${ajv.errorsText(v.errors)}`];
     });
     const picked = calls?.[0]?.name ?? null;
-    rows.push({ name: p.name, choice: p.choice, text, tokens: ids.length, eos: ended, calls, parseError, invalid, picked,
+    rows.push({ name: p.name, choice: p.choice, parallel: p.parallel ?? true, text, tokens: ids.length, eos: ended, calls, parseError, invalid, picked,
       sensible: picked === p.expect, constructMs, steps });
     t.diagnostic(`${p.name} (${p.choice}): ${JSON.stringify(text)} — ${ids.length} tokens${ended ? ', EOS' : ''}; `
       + `${calls ? calls.length + ' call(s)' : 'unparsed: ' + parseError}${invalid.length ? '; INVALID ' + invalid.join('; ') : ''}; picked ${picked} (expected ${p.expect})`);
