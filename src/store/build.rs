@@ -283,8 +283,12 @@ fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>
 fn terminal_names(cfg: &Cfg, vocab: &Vocab) -> Vec<String> {
     cfg.terminals
         .iter()
-        .map(|t| match (&t.pattern, vocab.named_token(&t.name)) {
-            (crate::grammar::TerminalPattern::Special, Ok(id)) => format!("<[{}]>", id.0),
+        .map(|t| match &t.pattern {
+            // Only a token terminal looks its name up (a scan of the vocabulary).
+            crate::grammar::TerminalPattern::Special => match vocab.named_token(&t.name) {
+                Ok(id) => format!("<[{}]>", id.0),
+                Err(_) => t.display_name(),
+            },
             _ => t.display_name(),
         })
         .collect()
