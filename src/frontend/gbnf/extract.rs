@@ -35,7 +35,7 @@ use crate::grammar::{Cfg, ConflictPolicy, LexerMode, NonterminalDef, Rule, Span,
 use crate::ids::{NonterminalId, TerminalId};
 use crate::regex::lang as rx;
 use crate::{err, Result};
-use std::collections::{HashMap, HashSet};
+use crate::hash::FxMap;
 
 /// Longest regex text made into one terminal (longer nodes stay structural).
 const MAX_REGEX: usize = 20_000;
@@ -117,12 +117,13 @@ struct Shared<'g> {
     g: &'g Grammar,
     regular: Vec<bool>,
     /// Regex of each node by address (`""`: not regular or too long).
-    /// (The maps use key types the crate already instantiates: wasm size.)
-    memo: HashMap<usize, String>,
+    /// (The maps are of key and value types the crate already instantiates,
+    /// sets are maps to 0: wasm size.)
+    memo: FxMap<usize, String>,
     /// Regexes that must not be terminals.
-    broken: HashSet<String>,
+    broken: FxMap<String, usize>,
     /// First bytes (key: the regex) and extension bytes (key: `a \0 c`), by index into `bytes`.
-    byte_ix: HashMap<String, usize>,
+    byte_ix: FxMap<String, usize>,
     bytes: Vec<[bool; 256]>,
 }
 
@@ -222,14 +223,14 @@ impl<'g> Shared<'g> {
 struct Pass<'s, 'g> {
     sh: &'s mut Shared<'g>,
     terms: Vec<Term>,
-    term_ix: HashMap<String, usize>,
+    term_ix: FxMap<String, usize>,
     nts: Vec<(String, Span)>,
     prods: Vec<(usize, Vec<Sym>)>,
     /// Productions seen, as text (`lhs:rhs`).
-    prod_set: HashSet<String>,
+    prod_set: FxMap<String, usize>,
     rule_nt: Vec<Option<usize>>,
     /// Helper nonterminals by `kind:address:count`.
-    helper: HashMap<String, usize>,
+    helper: FxMap<String, usize>,
     n: usize,
 }
 
@@ -249,7 +250,7 @@ impl<'s, 'g> Pass<'s, 'g> {
                 Sym::N(n) => key.push_str(&format!("n{n} ")),
             }
         }
-        if self.prod_set.insert(key) {
+        if self.prod_set.insert(key, 0).is_none() {
             self.prods.push((lhs, rhs));
         }
     }
@@ -306,12 +307,12 @@ impl<'s, 'g> Pass<'s, 'g> {
         let g = self.sh.g;
         let body = &g.rules[i].body;
         let whole = match self.sh.regex_of(body) {
-            Some(re) if !self.sh.broken.contains(&re) => {
+            Some(re) if !self.sh.broken.contains_key(&re) => {
                 match (rx::matches_empty(&re), rx::set_nonempty(std::slice::from_ref(&re), &[])) {
                     (Ok(e), Ok(n)) => Some((re, e, n)),
                     // Too large as one automaton: lowered structurally instead.
                     _ => {
-                        self.sh.broken.insert(re);
+                        self.sh.broken.insert(re, 0);
                         None
                     }
                 }
@@ -349,7 +350,7 @@ impl<'s, 'g> Pass<'s, 'g> {
 
     fn lower(&mut self, e: &'g Expr, ctx: usize, out: &mut Vec<Sym>) -> Result<()> {
         if let Some(re) = self.sh.regex_of(e) {
-            if !self.sh.broken.contains(&re) {
+            if !self.sh.broken.contains_key(&re) {
                 let name = match e {
                     Expr::Ref(i) => Some(self.sh.g.rules[*i].name.clone()),
                     _ => None,
@@ -361,7 +362,7 @@ impl<'s, 'g> Pass<'s, 'g> {
                     }
                     // Too large as one automaton: lowered structurally instead.
                     Err(err) if err.kind() == crate::ErrorKind::Limit => {
-                        self.sh.broken.insert(re);
+                        self.sh.broken.insert(re, 0);
                     }
                     Err(err) => return Err(err),
                 }
@@ -477,17 +478,22 @@ impl<'s, 'g> Pass<'s, 'g> {
         points.sort_unstable();
         points.dedup();
         let mut atoms: Vec<(Vec<usize>, Ranges)> = Vec::new();
-        let mut by_sig: HashMap<String, usize> = HashMap::new();
+        let mut by_sig: FxMap<String, usize> = FxMap::default();
         for w in points.windows(2) {
             let (lo, hi) = (w[0], w[1] - 1);
             let sig: Vec<usize> = overl.iter().copied().filter(|&t| contains(self.terms[t].chars.as_ref().unwrap(), lo)).collect();
             if sig.is_empty() {
                 continue;
             }
-            let k = *by_sig.entry(format!("{sig:?}")).or_insert_with(|| {
-                atoms.push((sig, Vec::new()));
-                atoms.len() - 1
-            });
+            let key = format!("{sig:?}");
+            let k = match by_sig.get(&key) {
+                Some(&k) => k,
+                None => {
+                    by_sig.insert(key, atoms.len());
+                    atoms.push((sig, Vec::new()));
+                    atoms.len() - 1
+                }
+            };
             atoms[k].1.push((lo, hi));
         }
         let atom_terms: Vec<usize> = atoms
@@ -655,18 +661,18 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             }
         }
     }
-    let mut sh = Shared { g, regular, memo: HashMap::new(), broken: HashSet::new(), byte_ix: HashMap::new(), bytes: Vec::new() };
+    let mut sh = Shared { g, regular, memo: FxMap::default(), broken: FxMap::default(), byte_ix: FxMap::default(), bytes: Vec::new() };
     let rounds = 4 * count_nodes(g) + 16;
     for _ in 0..rounds {
         let mut p = Pass {
             sh: &mut sh,
             terms: Vec::new(),
-            term_ix: HashMap::new(),
+            term_ix: FxMap::default(),
             nts: Vec::new(),
             prods: Vec::new(),
-            prod_set: HashSet::new(),
+            prod_set: FxMap::default(),
             rule_nt: vec![None; n],
-            helper: HashMap::new(),
+            helper: FxMap::default(),
             n: 0,
         };
         let start = p.rule(root)?;
@@ -730,7 +736,9 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             return Ok(emit(p, start));
         }
         let before = sh.broken.len();
-        sh.broken.extend(split);
+        for r in split {
+            sh.broken.insert(r, 0);
+        }
         if sh.broken.len() == before {
             break;
         }
