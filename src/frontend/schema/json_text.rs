@@ -96,7 +96,8 @@ pub fn json_encode(h: &Hir) -> Result<Hir, String> {
                 special.ranges().iter().flat_map(|r| r.start()..=r.end()).map(|ch| quote(&ch.to_string())).collect();
             if !escapes.is_empty() {
                 let mut texts: Vec<&[u8]> = escapes.iter().map(|q| &q.as_bytes()[1..q.len() - 1]).collect();
-                texts.sort_unstable();
+                // The crate's one cold sort, not a sort of its own (wasm size).
+                crate::sort::sort_cold(&mut texts);
                 alts.push(factored(&texts));
             }
             if alts.is_empty() {
