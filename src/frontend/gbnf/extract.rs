@@ -451,7 +451,13 @@ impl<'s, 'g> Pass<'s, 'g> {
 
     /// Replaces overlapping single-character terminals by disjoint atoms.
     fn partition(&mut self) {
-        let cs: Vec<usize> = (0..self.terms.len()).filter(|&t| self.terms[t].chars.is_some()).collect();
+        // Loops, not iterator chains: each chain is its own code (wasm size).
+        let mut cs: Vec<usize> = Vec::new();
+        for t in 0..self.terms.len() {
+            if self.terms[t].chars.is_some() {
+                cs.push(t);
+            }
+        }
         let mut overl = Vec::new();
         for (i, &a) in cs.iter().enumerate() {
             let ra = self.terms[a].chars.as_ref().unwrap();
@@ -481,7 +487,12 @@ impl<'s, 'g> Pass<'s, 'g> {
         let mut by_sig: FxMap<String, usize> = FxMap::default();
         for w in points.windows(2) {
             let (lo, hi) = (w[0], w[1] - 1);
-            let sig: Vec<usize> = overl.iter().copied().filter(|&t| contains(self.terms[t].chars.as_ref().unwrap(), lo)).collect();
+            let mut sig: Vec<usize> = Vec::new();
+            for &t in &overl {
+                if contains(self.terms[t].chars.as_ref().unwrap(), lo) {
+                    sig.push(t);
+                }
+            }
             if sig.is_empty() {
                 continue;
             }
@@ -496,24 +507,27 @@ impl<'s, 'g> Pass<'s, 'g> {
             };
             atoms[k].1.push((lo, hi));
         }
-        let atom_terms: Vec<usize> = atoms
-            .iter()
-            .map(|(_, r)| {
-                let r = super::syntax::normalize(r.clone());
-                let lit = if r.len() == 1 && r[0].0 == r[0].1 { char::from_u32(r[0].0).map(|c| c.to_string()) } else { None };
-                let span = Span::default();
-                let re = class_regex(&r);
-                if let Some(&t) = self.term_ix.get(&re) {
-                    return t;
-                }
-                self.terms.push(Term { name: class_name(&r), regex: re.clone(), lit, chars: Some(r), span });
-                self.term_ix.insert(re, self.terms.len() - 1);
-                self.terms.len() - 1
-            })
-            .collect();
+        let mut atom_terms: Vec<usize> = Vec::new();
+        for (_, r) in &atoms {
+            let r = super::syntax::normalize(r.clone());
+            let re = class_regex(&r);
+            if let Some(&t) = self.term_ix.get(&re) {
+                atom_terms.push(t);
+                continue;
+            }
+            let lit = if r.len() == 1 && r[0].0 == r[0].1 { char::from_u32(r[0].0).map(|c| c.to_string()) } else { None };
+            self.terms.push(Term { name: class_name(&r), regex: re.clone(), lit, chars: Some(r), span: Span::default() });
+            self.term_ix.insert(re, self.terms.len() - 1);
+            atom_terms.push(self.terms.len() - 1);
+        }
         let mut repl: Vec<Option<Sym>> = vec![None; self.terms.len()];
         for &t in &overl {
-            let mine: Vec<usize> = atoms.iter().enumerate().filter(|(_, (sig, _))| sig.contains(&t)).map(|(k, _)| atom_terms[k]).collect();
+            let mut mine: Vec<usize> = Vec::new();
+            for (k, (sig, _)) in atoms.iter().enumerate() {
+                if sig.contains(&t) {
+                    mine.push(atom_terms[k]);
+                }
+            }
             if mine.len() == 1 {
                 repl[t] = Some(Sym::T(mine[0]));
             } else {
@@ -546,7 +560,13 @@ impl<'s, 'g> Pass<'s, 'g> {
                 }
             }
         }
-        (0..self.terms.len()).filter(|&t| u[t]).collect()
+        let mut out = Vec::new();
+        for t in 0..self.terms.len() {
+            if u[t] {
+                out.push(t);
+            }
+        }
+        out
     }
 
     /// The terminals that can follow each terminal (FOLLOW sets, as
@@ -628,11 +648,12 @@ impl<'s, 'g> Pass<'s, 'g> {
 pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
     let n = g.rules.len();
     // Rules that reach a cycle are not regular.
-    let refs: Vec<Vec<usize>> = g.rules.iter().map(|r| {
+    let mut refs: Vec<Vec<usize>> = Vec::new();
+    for r in &g.rules {
         let mut v = Vec::new();
         collect_refs(&r.body, &mut v);
-        v
-    }).collect();
+        refs.push(v);
+    }
     let mut on_cycle = vec![false; n];
     for s in 0..n {
         let mut seen = vec![false; n];
@@ -705,7 +726,10 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             let follow = p.follows();
             for &a in &used {
                 let mut ff = [false; 256];
-                for b in (0..follow[a].len()).filter(|&b| follow[a][b]) {
+                for b in 0..follow[a].len() {
+                    if !follow[a][b] {
+                        continue;
+                    }
                     let f = p.sh.first_bytes(&p.terms[b].regex.clone())?;
                     for k in 0..256 {
                         ff[k] |= f[k];
