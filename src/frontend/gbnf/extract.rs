@@ -137,7 +137,8 @@ impl<'g> Shared<'g> {
             return Some(r.clone()).filter(|r| !r.is_empty());
         }
         let r = self.compute_regex(e).filter(|r| r.len() <= MAX_REGEX);
-        self.memo.insert(addr(e), r.clone().unwrap_or_default());
+        // Through `entry`, which the crate already instantiates for this map type (wasm size).
+        *self.memo.entry(addr(e)).or_default() = r.clone().unwrap_or_default();
         r
     }
     fn compute_regex(&mut self, e: &'g Expr) -> Option<String> {
