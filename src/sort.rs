@@ -63,7 +63,7 @@ impl Packed for ([u32; 2], u32) {
 
 /// Sort `v` like `sort_unstable` (equal items are identical, so the order
 /// is the same): pairs through the u64 sort the lexer builder already has,
-/// triples through one u128 sort, instead of a sort per tuple type.
+/// triples through [`sort_wide`], instead of a sort per tuple type.
 pub(crate) fn sort_packed<T: Packed>(v: &mut [T]) {
     if size_of::<T>() <= 8 {
         let mut k: Vec<u64> = v.iter().map(|&x| x.pack() as u64).collect();
@@ -71,7 +71,65 @@ pub(crate) fn sort_packed<T: Packed>(v: &mut [T]) {
         v.iter_mut().zip(k).for_each(|(d, s)| *d = T::unpack(s as u128));
     } else {
         let mut k: Vec<u128> = v.iter().map(|&x| x.pack()).collect();
-        k.sort_unstable();
+        sort_wide(&mut k);
         v.iter_mut().zip(k).for_each(|(d, s)| *d = T::unpack(s));
+    }
+}
+
+/// Sort packed triples (three u32 fields of a u128): through the u64 sort
+/// when the fields' used bits fit in 64 together (the usual case: ids), else
+/// through the index sort; no u128 sort of its own (wasm size).
+fn sort_wide(k: &mut [u128]) {
+    let mut or = 0u128;
+    for &x in k.iter() {
+        or |= x;
+    }
+    let bits = |x: u128| 32 - (x as u32).leading_zeros();
+    let (wa, wb, wc) = (bits(or >> 64), bits(or >> 32), bits(or));
+    if wa + wb + wc <= 64 {
+        // Order-preserving: each field keeps its bits, in the same order.
+        let (sb, sc) = (wb + wc, wc);
+        let mut s: Vec<u64> = Vec::with_capacity(k.len());
+        for &x in k.iter() {
+            s.push(((x >> 64) << sb | ((x >> 32) & 0xFFFF_FFFF) << sc | (x & 0xFFFF_FFFF)) as u64);
+        }
+        s.sort_unstable();
+        for (d, &y) in k.iter_mut().zip(&s) {
+            let y = y as u128;
+            *d = (y >> sb) << 64 | ((y >> sc) & ((1u128 << wb) - 1)) << 32 | (y & ((1u128 << wc) - 1));
+        }
+    } else {
+        let order = order_by(k.len(), &mut |a, b| k[a].cmp(&k[b]));
+        let old = k.to_vec();
+        for (d, &i) in k.iter_mut().zip(&order) {
+            *d = old[i as usize];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Both paths of the triple sort equal std's sort (small fields, and
+    /// fields too wide together for 64 bits).
+    #[test]
+    fn packed_triples() {
+        let mut x = 0x9E37_79B9u32;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for (mask, n) in [(0xFFu32, 300), (0xFFFF_FFFF, 300), (0x3, 50), (0, 5)] {
+            let v: Vec<(u32, u32, u32)> = (0..n).map(|_| (next() & mask, next() & mask, next() & 0xFFFF)).collect();
+            let mut a = v.clone();
+            super::sort_packed(&mut a);
+            let mut b = v;
+            b.sort_unstable();
+            assert_eq!(a, b);
+        }
+        let mut e: Vec<(u32, u32, u32)> = Vec::new();
+        super::sort_packed(&mut e);
+        assert!(e.is_empty());
     }
 }

@@ -278,7 +278,7 @@ impl Dfa {
                 let mut states = vec![self.start];
                 let mut seen = Vec::new();
                 mark(&mut seen, self.start.as_usize());
-                let mut rev: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+                let mut rev: crate::hash::FxMap<u32, Vec<u32>> = Default::default();
                 let mut i = 0;
                 while i < states.len() {
                     let q = states[i];
@@ -433,7 +433,7 @@ pub fn extension_bytes(a_re: &str, c_re: &str) -> Result<[bool; 256], String> {
     let mut out = [false; 256];
     // Seen pairs: `a` state → `c` state * 2 + moved (a map type the crate
     // already instantiates: wasm size).
-    let mut seen: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let mut seen: crate::hash::FxMap<u32, Vec<u32>> = Default::default();
     let mut insert = |x: StateID, y: StateID, moved: bool| {
         let v = seen.entry(x.as_u32()).or_default();
         let k = y.as_u32() * 2 + moved as u32;

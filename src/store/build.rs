@@ -663,8 +663,8 @@ impl Walker {
             })
             .collect();
         // Unstable is enough: equal entries are identical (and one sort
-        // instantiation with `streamline::merge`).
-        list.sort_unstable();
+        // with `streamline::merge`).
+        super::streamline::sort_entries(&mut list);
         list
     }
 }

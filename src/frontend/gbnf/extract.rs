@@ -35,7 +35,7 @@ use crate::grammar::{Cfg, ConflictPolicy, LexerMode, NonterminalDef, Rule, Span,
 use crate::ids::{NonterminalId, TerminalId};
 use crate::regex::lang as rx;
 use crate::{err, Result};
-use std::collections::{HashMap, HashSet};
+use crate::hash::FxMap;
 
 /// Longest regex text made into one terminal (longer nodes stay structural).
 const MAX_REGEX: usize = 20_000;
@@ -117,12 +117,13 @@ struct Shared<'g> {
     g: &'g Grammar,
     regular: Vec<bool>,
     /// Regex of each node by address (`""`: not regular or too long).
-    /// (The maps use key types the crate already instantiates: wasm size.)
-    memo: HashMap<usize, String>,
+    /// (The maps are of key and value types the crate already instantiates,
+    /// sets are maps to 0: wasm size.)
+    memo: FxMap<usize, String>,
     /// Regexes that must not be terminals.
-    broken: HashSet<String>,
+    broken: FxMap<String, usize>,
     /// First bytes (key: the regex) and extension bytes (key: `a \0 c`), by index into `bytes`.
-    byte_ix: HashMap<String, usize>,
+    byte_ix: FxMap<String, usize>,
     bytes: Vec<[bool; 256]>,
 }
 
@@ -136,7 +137,8 @@ impl<'g> Shared<'g> {
             return Some(r.clone()).filter(|r| !r.is_empty());
         }
         let r = self.compute_regex(e).filter(|r| r.len() <= MAX_REGEX);
-        self.memo.insert(addr(e), r.clone().unwrap_or_default());
+        // Through `entry`, which the crate already instantiates for this map type (wasm size).
+        *self.memo.entry(addr(e)).or_default() = r.clone().unwrap_or_default();
         r
     }
     fn compute_regex(&mut self, e: &'g Expr) -> Option<String> {
@@ -222,14 +224,14 @@ impl<'g> Shared<'g> {
 struct Pass<'s, 'g> {
     sh: &'s mut Shared<'g>,
     terms: Vec<Term>,
-    term_ix: HashMap<String, usize>,
+    term_ix: FxMap<String, usize>,
     nts: Vec<(String, Span)>,
     prods: Vec<(usize, Vec<Sym>)>,
     /// Productions seen, as text (`lhs:rhs`).
-    prod_set: HashSet<String>,
+    prod_set: FxMap<String, usize>,
     rule_nt: Vec<Option<usize>>,
     /// Helper nonterminals by `kind:address:count`.
-    helper: HashMap<String, usize>,
+    helper: FxMap<String, usize>,
     n: usize,
 }
 
@@ -249,7 +251,7 @@ impl<'s, 'g> Pass<'s, 'g> {
                 Sym::N(n) => key.push_str(&format!("n{n} ")),
             }
         }
-        if self.prod_set.insert(key) {
+        if self.prod_set.insert(key, 0).is_none() {
             self.prods.push((lhs, rhs));
         }
     }
@@ -306,12 +308,12 @@ impl<'s, 'g> Pass<'s, 'g> {
         let g = self.sh.g;
         let body = &g.rules[i].body;
         let whole = match self.sh.regex_of(body) {
-            Some(re) if !self.sh.broken.contains(&re) => {
+            Some(re) if !self.sh.broken.contains_key(&re) => {
                 match (rx::matches_empty(&re), rx::set_nonempty(std::slice::from_ref(&re), &[])) {
                     (Ok(e), Ok(n)) => Some((re, e, n)),
                     // Too large as one automaton: lowered structurally instead.
                     _ => {
-                        self.sh.broken.insert(re);
+                        self.sh.broken.insert(re, 0);
                         None
                     }
                 }
@@ -349,7 +351,7 @@ impl<'s, 'g> Pass<'s, 'g> {
 
     fn lower(&mut self, e: &'g Expr, ctx: usize, out: &mut Vec<Sym>) -> Result<()> {
         if let Some(re) = self.sh.regex_of(e) {
-            if !self.sh.broken.contains(&re) {
+            if !self.sh.broken.contains_key(&re) {
                 let name = match e {
                     Expr::Ref(i) => Some(self.sh.g.rules[*i].name.clone()),
                     _ => None,
@@ -361,7 +363,7 @@ impl<'s, 'g> Pass<'s, 'g> {
                     }
                     // Too large as one automaton: lowered structurally instead.
                     Err(err) if err.kind() == crate::ErrorKind::Limit => {
-                        self.sh.broken.insert(re);
+                        self.sh.broken.insert(re, 0);
                     }
                     Err(err) => return Err(err),
                 }
@@ -450,7 +452,13 @@ impl<'s, 'g> Pass<'s, 'g> {
 
     /// Replaces overlapping single-character terminals by disjoint atoms.
     fn partition(&mut self) {
-        let cs: Vec<usize> = (0..self.terms.len()).filter(|&t| self.terms[t].chars.is_some()).collect();
+        // Loops, not iterator chains: each chain is its own code (wasm size).
+        let mut cs: Vec<usize> = Vec::new();
+        for t in 0..self.terms.len() {
+            if self.terms[t].chars.is_some() {
+                cs.push(t);
+            }
+        }
         let mut overl = Vec::new();
         for (i, &a) in cs.iter().enumerate() {
             let ra = self.terms[a].chars.as_ref().unwrap();
@@ -477,37 +485,50 @@ impl<'s, 'g> Pass<'s, 'g> {
         points.sort_unstable();
         points.dedup();
         let mut atoms: Vec<(Vec<usize>, Ranges)> = Vec::new();
-        let mut by_sig: HashMap<String, usize> = HashMap::new();
+        let mut by_sig: FxMap<String, usize> = FxMap::default();
         for w in points.windows(2) {
             let (lo, hi) = (w[0], w[1] - 1);
-            let sig: Vec<usize> = overl.iter().copied().filter(|&t| contains(self.terms[t].chars.as_ref().unwrap(), lo)).collect();
+            let mut sig: Vec<usize> = Vec::new();
+            for &t in &overl {
+                if contains(self.terms[t].chars.as_ref().unwrap(), lo) {
+                    sig.push(t);
+                }
+            }
             if sig.is_empty() {
                 continue;
             }
-            let k = *by_sig.entry(format!("{sig:?}")).or_insert_with(|| {
-                atoms.push((sig, Vec::new()));
-                atoms.len() - 1
-            });
+            let key = format!("{sig:?}");
+            let k = match by_sig.get(&key) {
+                Some(&k) => k,
+                None => {
+                    by_sig.insert(key, atoms.len());
+                    atoms.push((sig, Vec::new()));
+                    atoms.len() - 1
+                }
+            };
             atoms[k].1.push((lo, hi));
         }
-        let atom_terms: Vec<usize> = atoms
-            .iter()
-            .map(|(_, r)| {
-                let r = super::syntax::normalize(r.clone());
-                let lit = if r.len() == 1 && r[0].0 == r[0].1 { char::from_u32(r[0].0).map(|c| c.to_string()) } else { None };
-                let span = Span::default();
-                let re = class_regex(&r);
-                if let Some(&t) = self.term_ix.get(&re) {
-                    return t;
-                }
-                self.terms.push(Term { name: class_name(&r), regex: re.clone(), lit, chars: Some(r), span });
-                self.term_ix.insert(re, self.terms.len() - 1);
-                self.terms.len() - 1
-            })
-            .collect();
+        let mut atom_terms: Vec<usize> = Vec::new();
+        for (_, r) in &atoms {
+            let r = super::syntax::normalize(r.clone());
+            let re = class_regex(&r);
+            if let Some(&t) = self.term_ix.get(&re) {
+                atom_terms.push(t);
+                continue;
+            }
+            let lit = if r.len() == 1 && r[0].0 == r[0].1 { char::from_u32(r[0].0).map(|c| c.to_string()) } else { None };
+            self.terms.push(Term { name: class_name(&r), regex: re.clone(), lit, chars: Some(r), span: Span::default() });
+            self.term_ix.insert(re, self.terms.len() - 1);
+            atom_terms.push(self.terms.len() - 1);
+        }
         let mut repl: Vec<Option<Sym>> = vec![None; self.terms.len()];
         for &t in &overl {
-            let mine: Vec<usize> = atoms.iter().enumerate().filter(|(_, (sig, _))| sig.contains(&t)).map(|(k, _)| atom_terms[k]).collect();
+            let mut mine: Vec<usize> = Vec::new();
+            for (k, (sig, _)) in atoms.iter().enumerate() {
+                if sig.contains(&t) {
+                    mine.push(atom_terms[k]);
+                }
+            }
             if mine.len() == 1 {
                 repl[t] = Some(Sym::T(mine[0]));
             } else {
@@ -540,7 +561,13 @@ impl<'s, 'g> Pass<'s, 'g> {
                 }
             }
         }
-        (0..self.terms.len()).filter(|&t| u[t]).collect()
+        let mut out = Vec::new();
+        for t in 0..self.terms.len() {
+            if u[t] {
+                out.push(t);
+            }
+        }
+        out
     }
 
     /// The terminals that can follow each terminal (FOLLOW sets, as
@@ -622,11 +649,12 @@ impl<'s, 'g> Pass<'s, 'g> {
 pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
     let n = g.rules.len();
     // Rules that reach a cycle are not regular.
-    let refs: Vec<Vec<usize>> = g.rules.iter().map(|r| {
+    let mut refs: Vec<Vec<usize>> = Vec::new();
+    for r in &g.rules {
         let mut v = Vec::new();
         collect_refs(&r.body, &mut v);
-        v
-    }).collect();
+        refs.push(v);
+    }
     let mut on_cycle = vec![false; n];
     for s in 0..n {
         let mut seen = vec![false; n];
@@ -655,18 +683,18 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             }
         }
     }
-    let mut sh = Shared { g, regular, memo: HashMap::new(), broken: HashSet::new(), byte_ix: HashMap::new(), bytes: Vec::new() };
+    let mut sh = Shared { g, regular, memo: FxMap::default(), broken: FxMap::default(), byte_ix: FxMap::default(), bytes: Vec::new() };
     let rounds = 4 * count_nodes(g) + 16;
     for _ in 0..rounds {
         let mut p = Pass {
             sh: &mut sh,
             terms: Vec::new(),
-            term_ix: HashMap::new(),
+            term_ix: FxMap::default(),
             nts: Vec::new(),
             prods: Vec::new(),
-            prod_set: HashSet::new(),
+            prod_set: FxMap::default(),
             rule_nt: vec![None; n],
-            helper: HashMap::new(),
+            helper: FxMap::default(),
             n: 0,
         };
         let start = p.rule(root)?;
@@ -699,7 +727,10 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             let follow = p.follows();
             for &a in &used {
                 let mut ff = [false; 256];
-                for b in (0..follow[a].len()).filter(|&b| follow[a][b]) {
+                for b in 0..follow[a].len() {
+                    if !follow[a][b] {
+                        continue;
+                    }
                     let f = p.sh.first_bytes(&p.terms[b].regex.clone())?;
                     for k in 0..256 {
                         ff[k] |= f[k];
@@ -730,7 +761,9 @@ pub(crate) fn extract(g: &Grammar, root: usize) -> Result<Cfg> {
             return Ok(emit(p, start));
         }
         let before = sh.broken.len();
-        sh.broken.extend(split);
+        for r in split {
+            sh.broken.insert(r, 0);
+        }
         if sh.broken.len() == before {
             break;
         }

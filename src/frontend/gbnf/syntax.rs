@@ -66,7 +66,8 @@ pub(crate) fn normalize(mut r: Ranges) -> Ranges {
             split.push((a, b));
         }
     }
-    split.sort_unstable();
+    // Through the crate's one pair sort (wasm size).
+    crate::sort::sort_packed(&mut split);
     let mut out: Ranges = Vec::new();
     for (a, b) in split {
         match out.last_mut() {
@@ -100,7 +101,7 @@ struct Parser<'a> {
     ebnf: bool,
     /// Rule names in order of first mention (definition or reference).
     names: Vec<String>,
-    index: std::collections::HashMap<String, usize>,
+    index: crate::hash::FxMap<String, usize>,
     defs: Vec<Option<(Span, Expr)>>,
     /// Where each name was first referenced (for "undefined rule").
     first_ref: Vec<Option<Span>>,

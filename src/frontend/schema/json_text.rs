@@ -80,7 +80,12 @@ pub fn json_encode(h: &Hir) -> Result<Hir, String> {
         HirKind::Empty => Hir::empty(),
         HirKind::Literal(l) => {
             let s = std::str::from_utf8(&l.0).map_err(|_| "a byte-level regex literal is not supported".to_string())?;
-            Hir::concat(s.chars().map(encoded_char).collect())
+            // Loops, not iterator chains: each chain is its own code (wasm size).
+            let mut hs = Vec::new();
+            for c in s.chars() {
+                hs.push(encoded_char(c));
+            }
+            Hir::concat(hs)
         }
         HirKind::Class(Class::Unicode(c)) => {
             // Plain characters stay a class; the escaped ones become alternatives.
@@ -92,11 +97,16 @@ pub fn json_encode(h: &Hir) -> Result<Hir, String> {
             if plain.ranges().first().is_some() {
                 alts.push(Hir::class(Class::Unicode(plain)));
             }
-            let escapes: Vec<String> =
-                special.ranges().iter().flat_map(|r| r.start()..=r.end()).map(|ch| quote(&ch.to_string())).collect();
+            let mut escapes: Vec<String> = Vec::new();
+            for r in special.ranges() {
+                for ch in r.start()..=r.end() {
+                    escapes.push(quote(&ch.to_string()));
+                }
+            }
             if !escapes.is_empty() {
                 let mut texts: Vec<&[u8]> = escapes.iter().map(|q| &q.as_bytes()[1..q.len() - 1]).collect();
-                texts.sort_unstable();
+                // The crate's one cold sort, not a sort of its own (wasm size).
+                crate::sort::sort_cold(&mut texts);
                 alts.push(factored(&texts));
             }
             if alts.is_empty() {

@@ -461,11 +461,21 @@ fn verdict(an: &Analysis, x: u32, s: &[TerminalId], step: u32, opts: &Streamline
     }
 }
 
+/// Sort entries like `sort_unstable` (equal entries are identical) through
+/// the crate's one index sort, not a sort of their own (wasm size).
+pub(crate) fn sort_entries(list: &mut Entries) {
+    let order = crate::sort::order_by(list.len(), &mut |a, b| list[a].cmp(&list[b]));
+    let mut old = std::mem::take(list);
+    for i in order {
+        list.push(std::mem::take(&mut old[i as usize]));
+    }
+}
+
 /// Merge entries with equal sequences (union of their sorted token lists).
 pub(crate) fn merge(list: &mut Entries) {
     // Sorted by (sequence, tokens): equal sequences are adjacent, and the
     // merged lists are sorted below, so the result is the same as by sequence.
-    list.sort_unstable();
+    sort_entries(list);
     let mut out: Entries = Vec::with_capacity(list.len());
     // Equal sequences are adjacent: concatenate their token lists, then sort
     // each merged list once (not once per merged entry).
