@@ -130,8 +130,23 @@ printf '{ "type": "commonjs" }\n' > "$out/runtime/node/package.json"
 # forms must export the same names.
 # Anything else only a module may hold (import or export statements,
 # import.meta) is refused; import() works in both.
-cp js/core.js "$out/core.mjs"
-node - js/core.js "$out/core.cjs" <<'JS'
+# Shipped without its whole-line comments (`//` lines and `/** … */` blocks
+# that start a line): every byte of the entry counts against the gzip budget,
+# and the API's documentation is index.d.ts.
+node - js/core.js "$out/core.mjs" <<'JS'
+const fs = require('fs');
+const [src, dst] = process.argv.slice(2);
+const out = [];
+let inDoc = false;
+for (const l of fs.readFileSync(src, 'utf8').split('\n')) {
+  if (inDoc) { if (l.includes('*/')) inDoc = false; continue; }
+  if (/^\s*\/\//.test(l)) continue;
+  if (/^\s*\/\*\*/.test(l)) { if (!l.includes('*/')) inDoc = true; continue; }
+  out.push(l);
+}
+fs.writeFileSync(dst, out.join('\n'));
+JS
+node - "$out/core.mjs" "$out/core.cjs" <<'JS'
 const fs = require('fs');
 const [src, dst] = process.argv.slice(2);
 const s = fs.readFileSync(src, 'utf8');
