@@ -379,7 +379,7 @@ fn walk_all(lexer: &Lexer, grammar: &IncTables, trie: &TokenTrie, progress: &mut
     let walk_one = |(w, seqs, loops): &mut (Walker, SeqInterner, LoopCache), q: usize| {
         let mut lw = |sig: &[u32]| loops.entry(sig.to_vec()).or_insert_with(|| Rc::new(loop_walk(trie, sig))).clone();
         let mut transitions = 0u64;
-        let e = w.entries_via_loop(cx, trie, &mut lw, seqs, q_lex[q], q_target[q], &mut transitions);
+        let e = w.entries_via_loop(cx, trie, &mut lw, seqs, q_lex[q], q_target[q], &mut transitions, true).0;
         (e, transitions)
     };
     let mut last = Instant::now();
@@ -471,26 +471,11 @@ impl Walker {
     /// tokens that stay inside the loop come from the vocabulary's loop
     /// cache, and only the subtrees where the walk leaves the loop are
     /// walked. Empty if the walk ran over its budget (`self.over`).
+    /// The loop's inside tokens are joined into the empty sequence's entry
+    /// (`join`), or left out and the loop walk returned (a lazy store keeps
+    /// its mask words by reference: see `Tables::q_inside`).
     #[allow(clippy::too_many_arguments)]
     fn entries_via_loop(
-        &mut self,
-        cx: StepCtx<'_>,
-        trie: &TokenTrie,
-        loop_walks: &mut dyn FnMut(&[u32]) -> Rc<LoopWalk>,
-        seqs: &mut SeqInterner,
-        l: u32,
-        x: u32,
-        transitions: &mut u64,
-    ) -> Entries {
-        self.entries_apart(cx, trie, loop_walks, seqs, l, x, transitions, true).0
-    }
-
-    /// [`Walker::entries_via_loop`], with the loop's inside tokens joined
-    /// into the empty sequence's entry (`join`), or left out and the loop
-    /// walk returned (a lazy store keeps its mask words by reference: see
-    /// `Tables::q_inside`).
-    #[allow(clippy::too_many_arguments)]
-    fn entries_apart(
         &mut self,
         cx: StepCtx<'_>,
         trie: &TokenTrie,
@@ -1306,7 +1291,7 @@ impl Lazy {
         self.walker.budget = budget;
         self.walker.over = false;
         let (list, inside) =
-            self.walker.entries_apart(cx, pv.trie(), &mut lw, &mut self.seqs, l, x, &mut self.transitions, false);
+            self.walker.entries_via_loop(cx, pv.trie(), &mut lw, &mut self.seqs, l, x, &mut self.transitions, false);
         self.walker.budget = u64::MAX;
         if self.walker.over {
             self.walker.over = false;
@@ -1461,7 +1446,7 @@ mod loop_tests {
                 merged += usize::from(states < plain_states);
                 let mut t = 0;
                 let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
-                let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t);
+                let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t, true).0;
                 let mut sink = Collect { seqs: &mut seqs, out: HashMap::default(), transitions: 0 };
                 w.arena.clear();
                 w.arena.push((l, x, 0));
