@@ -1001,6 +1001,18 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
     let rows = &sig[SIG_HEADER..];
     let mut w = LoopWalk::default();
     let mut bits: Vec<u64> = Vec::new();
+    // A loop that keeps every text character inside has the text slice
+    // inside as a whole; the walk covers the other tokens, whose trie maps
+    // back to the whole one (no slice token lies under an exit or a dead
+    // node: its bytes stay inside from every state on its path).
+    let (slice, trie) = match cut == usize::MAX && text_closed(nc, class, rows) {
+        true => {
+            let sl = trie.text_slice();
+            bits = sl.inside.chunks(2).map(|c| c[0] as u64 | (*c.get(1).unwrap_or(&0) as u64) << 32).collect();
+            (Some(&sl.node[..]), &sl.rest)
+        }
+        false => (None, trie),
+    };
     let n = trie.node_count();
     // (subtree end, loop state, byte) of the current path's nodes.
     let mut stack: Vec<(usize, u32, u8)> = vec![(n, 0, 0)];
@@ -1015,7 +1027,7 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
         match code {
             LOOP_DEAD => i = end,
             LOOP_EXIT => {
-                w.frontier.push((i as u32, w.paths.len() as u32));
+                w.frontier.push((slice.map_or(i as u32, |m| m[i]), w.paths.len() as u32));
                 w.paths.extend(stack[1..].iter().map(|e| e.2));
                 i = end;
             }
@@ -1037,6 +1049,31 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
         w.inside.pop();
     }
     w
+}
+
+/// True if every text character (see [`crate::vocab::trie::text_step`])
+/// keeps the loop of [`loop_walk`] (`nc` classes, `class` per byte, `rows`)
+/// inside, from its start and from every state text characters reach.
+fn text_closed(nc: usize, class: &[u32], rows: &[u32]) -> bool {
+    use crate::vocab::trie::text_step;
+    let mut seen = vec![false; rows.len() / nc * 8];
+    seen[0] = true;
+    let mut todo = vec![(0u32, 0u8)];
+    while let Some((q, u)) = todo.pop() {
+        for b in 0..=255u8 {
+            let Some(u2) = text_step(u, b) else { continue };
+            let code = rows[q as usize * nc + class[b as usize] as usize];
+            if code == LOOP_DEAD || code == LOOP_EXIT {
+                return false;
+            }
+            let k = code as usize * 8 + u2 as usize;
+            if !seen[k] {
+                seen[k] = true;
+                todo.push((code, u2));
+            }
+        }
+    }
+    true
 }
 
 /// True if `seq` can never be rejected: it holds only indentation events.
@@ -1410,7 +1447,7 @@ mod loop_tests {
         ]);
         let opts = crate::constraint::ConstraintOptions::default();
         let trie = pv.trie();
-        let (mut looped, mut merged, mut cut) = (0usize, 0usize, 0usize);
+        let (mut looped, mut merged, mut cut, mut sliced) = (0usize, 0usize, 0usize, 0usize);
         for schema in schemas {
             let (cfg, _) = crate::constraint::to_cfg(&crate::constraint::Constraint::JsonSchema(schema), &opts).unwrap();
             let (store, _) = compile_lazy(&cfg, pv.clone()).unwrap();
@@ -1427,6 +1464,8 @@ mod loop_tests {
                 }
                 looped += 1;
                 cut += usize::from(sig[SIG_HEADER - 1] != 0);
+                let closed = text_closed(sig[0] as usize, &sig[1..SIG_HEADER - 1], &sig[SIG_HEADER..]);
+                sliced += usize::from(sig[SIG_HEADER - 1] == 0 && closed);
                 let states = (sig.len() - SIG_HEADER) / sig[0] as usize;
                 let plain_states = {
                     let mut seen = crate::hash::FxSet::from_iter([l]);
@@ -1458,7 +1497,10 @@ mod loop_tests {
                 assert_eq!(a, b, "position ({l}, {x}): loop walk and plain walk differ");
             }
         }
-        eprintln!("{looped} loop positions compared, {merged} with merged loop states, {cut} cut");
-        assert!(looped > 200 && merged > 20 && cut > 20, "{looped} loop positions, {merged} merged, {cut} cut");
+        eprintln!("{looped} loop positions compared, {merged} with merged loop states, {cut} cut, {sliced} through the text slice");
+        assert!(
+            looped > 200 && merged > 20 && cut > 20 && sliced > 20,
+            "{looped} loop positions, {merged} merged, {cut} cut, {sliced} sliced"
+        );
     }
 }

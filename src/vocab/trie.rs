@@ -77,6 +77,47 @@ pub struct TokenTrie {
     ids: Vec<TokenId>,
     max_depth: usize,
     cut_depth: usize,
+    /// The text slice, built on first use (see [`TokenTrie::text_slice`]).
+    text: std::sync::OnceLock<Box<TextSlice>>,
+}
+
+/// The *text slice* of a trie (the "slicer" of llguidance): its tokens whose
+/// bytes are whole UTF-8 characters, none of them a control character
+/// (below U+0020), `"` or `\` — the bulk of a vocabulary (121,825 of
+/// Llama-3's 128,000 tokens). A lexeme loop that every such character keeps
+/// inside, from every state such characters reach (a string body, a key
+/// still being spelled), has them all inside without walking them; only
+/// the other tokens are walked, in [`TextSlice::rest`].
+#[derive(Clone, Debug)]
+pub struct TextSlice {
+    /// The slice's tokens as mask words (bit `id & 31` of word `id >> 5`).
+    pub inside: Vec<u32>,
+    /// The trie of the tokens outside the slice.
+    pub rest: TokenTrie,
+    /// Per node of `rest`, the node of the whole trie with the same bytes.
+    pub node: Vec<u32>,
+}
+
+/// The text slice's characters as a byte automaton: the state after `b` in
+/// state `u` (0: at a character boundary; 1–3: that many continuation bytes
+/// due; 4–7: the restricted second byte of E0, ED, F0, F4 leads), `None` if
+/// `b` leaves the slice.
+pub fn text_step(u: u8, b: u8) -> Option<u8> {
+    let cont = (0x80..=0xBF).contains(&b);
+    Some(match (u, b) {
+        (0, 0x20..=0x7F) if b != b'"' && b != b'\\' => 0,
+        (0, 0xC2..=0xDF) => 1,
+        (0, 0xE0) => 4,
+        (0, 0xE1..=0xEC | 0xEE..=0xEF) => 2,
+        (0, 0xED) => 5,
+        (0, 0xF0) => 6,
+        (0, 0xF1..=0xF3) => 3,
+        (0, 0xF4) => 7,
+        (1..=3, _) if cont => u - 1,
+        (4, 0xA0..=0xBF) | (5, 0x80..=0x9F) => 1,
+        (6, 0x90..=0xBF) | (7, 0x80..=0x8F) => 2,
+        _ => return None,
+    })
 }
 
 impl TokenTrie {
@@ -90,17 +131,20 @@ impl TokenTrie {
         // Equal byte strings keep ascending id order (as a stable sort would;
         // the unstable sort is smaller in wasm).
         toks.sort_unstable_by(|&a, &b| vocab.token_bytes(a).cmp(vocab.token_bytes(b)).then(a.cmp(&b)));
+        Self::from_sorted(toks.len(), toks.iter().map(|&t| (t, vocab.token_bytes(t))))
+    }
 
+    /// The trie of `toks`: non-empty byte strings sorted by bytes, then id.
+    fn from_sorted<'a>(n_toks: usize, toks: impl Iterator<Item = (TokenId, &'a [u8])>) -> TokenTrie {
         let mut nodes = vec![Node { subtree_end: 0, token: NONE, byte: 0 }];
         let mut tok_start = vec![0u32];
-        let mut ids = Vec::with_capacity(toks.len());
+        let mut ids = Vec::with_capacity(n_toks);
         // path[d] = node index at depth d + 1 along the current token's bytes.
         let mut path: Vec<u32> = Vec::new();
         let mut prev: &[u8] = &[];
         let mut max_depth = 0;
         let mut at_depth: Vec<usize> = vec![0]; // nodes per depth
-        for &t in &toks {
-            let b = vocab.token_bytes(t);
+        for (t, b) in toks {
             let common = b.iter().zip(prev).take_while(|(x, y)| x == y).count();
             // Close the subtrees we leave.
             for &n in &path[common..] {
@@ -142,7 +186,7 @@ impl TokenTrie {
                 break;
             }
         }
-        TokenTrie { nodes, tok_start, ids, max_depth, cut_depth }
+        TokenTrie { nodes, tok_start, ids, max_depth, cut_depth, text: Default::default() }
     }
 
     /// The root node (index 0).
@@ -178,6 +222,40 @@ impl TokenTrie {
     #[inline]
     pub fn cut_depth(&self) -> usize {
         self.cut_depth
+    }
+
+    /// The trie's [`TextSlice`], built on first use.
+    pub fn text_slice(&self) -> &TextSlice {
+        self.text.get_or_init(|| {
+            let words = self.ids.iter().map(|t| t.0 as usize / 32 + 1).max().unwrap_or(0);
+            let mut inside = vec![0u32; words];
+            let mut rest: Vec<(TokenId, Vec<u8>)> = Vec::new();
+            // (subtree end, text state or 8 = out) along the current path.
+            let mut path: Vec<u8> = Vec::new();
+            let mut stack: Vec<(u32, u8)> = vec![(self.nodes.len() as u32, 0)];
+            for n in 1..self.nodes.len() as u32 {
+                while n >= stack.last().expect("the root's entry stays").0 {
+                    stack.pop();
+                    path.pop();
+                }
+                let b = self.byte(n);
+                let u = stack.last().expect("the root's entry stays").1;
+                let u2 = if u == 8 { 8 } else { text_step(u, b).unwrap_or(8) };
+                path.push(b);
+                stack.push((self.subtree_end(n), u2));
+                for &t in self.tokens_at(n) {
+                    if u2 == 0 {
+                        inside[t.0 as usize / 32] |= 1 << (t.0 % 32);
+                    } else {
+                        rest.push((t, path.clone()));
+                    }
+                }
+            }
+            let rest = TokenTrie::from_sorted(rest.len(), rest.iter().map(|(t, b)| (*t, &b[..])));
+            let mut node = vec![0u32; rest.node_count()];
+            rest.walk(&mut Vec::new(), 0u32, |&m, b| self.child(m, b), |n, &m| node[n as usize] = m);
+            Box::new(TextSlice { inside, rest, node })
+        })
     }
 
     /// Edge byte of `node` (0 for the root). Panics if `node` is out of range
@@ -273,5 +351,48 @@ impl Iterator for Children<'_> {
         let c = self.next;
         self.next = self.trie.subtree_end(c);
         Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text slice and the rest trie split the tokens, the slice holds
+    /// exactly the tokens of whole text characters, and each rest node maps
+    /// to the whole trie's node with the same bytes.
+    #[test]
+    fn text_slice_splits_the_tokens() {
+        let texts: [&[u8]; 12] = [
+            b"ab",
+            b"a\"",
+            b"\\n",
+            b" caf\xc3\xa9",
+            b"\xc3",
+            b"\xa9x",
+            b"\n",
+            b"\x7f",
+            b"\xed\xa0\x80",
+            b"\xf0\x9f\x98\x80",
+            b"\xe2\x82",
+            b"ab\\",
+        ];
+        let vocab = Vocab::from_tokens(texts.iter().map(|t| (*t, false)), &[]).unwrap();
+        let trie = TokenTrie::new(&vocab);
+        let sl = trie.text_slice();
+        for (i, t) in texts.iter().enumerate() {
+            let in_slice = sl.inside.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 == 1);
+            let text = std::str::from_utf8(t).is_ok_and(|s| s.chars().all(|c| c >= ' ' && c != '"' && c != '\\'));
+            assert_eq!(in_slice, text, "{t:?}");
+            let r = sl.rest.lookup(t);
+            assert_eq!(r.is_some_and(|n| sl.rest.tokens_at(n).contains(&TokenId(i as u32))), !text, "{t:?}");
+            if let Some(n) = r.filter(|_| !text) {
+                assert_eq!(Some(sl.node[n as usize]), trie.lookup(t));
+            }
+        }
+        assert_eq!(
+            sl.rest.token_count() + sl.inside.iter().map(|w| w.count_ones() as usize).sum::<usize>(),
+            trie.token_count()
+        );
     }
 }
