@@ -54,4 +54,4 @@
 //   mask-bits.js                the mask bit layout (shared with grammask/webgpu's users)
 export { applyMask } from './transformers/logits.js';
 export { GrammarLogitsProcessor } from './transformers/processor.js';
-export { StructuredOutputProcessor } from './transformers/structured.js';
+export { StructuredOutputProcessor, structuralTagToLark } from './transformers/structured.js';

@@ -40,7 +40,7 @@ export function detectToolFormat(tokenizer) {
 }
 
 /** The id of the token whose bytes are exactly `s` (a special one first), or -1. */
-function tokenOf(data, s) {
+export function tokenOf(data, s) {
   const b = te.encode(s);
   let found = -1;
   for (let t = 0; t < data.n; t++) {
