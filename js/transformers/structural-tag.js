@@ -63,6 +63,7 @@ export function structuralTagFormat(rf) {
     if (st !== rf && st.type !== undefined && st.type !== 'structural_tag') throw fail(`the structural tag's type must be 'structural_tag', got ${JSON.stringify(st.type)}`);
     return st.format;
   }
+  if (st !== rf && typeof st.type === 'string' && st.type !== 'structural_tag') return st; // web-llm: a bare format object
   if (st.structures !== undefined || st.triggers !== undefined) {
     // The older form: triggered_tags with one json_schema tag per structure.
     if (!Array.isArray(st.structures) || !Array.isArray(st.triggers)) throw fail('the older form needs both structures: [{ begin, schema, end }] and triggers: [...]');
@@ -79,7 +80,6 @@ export function structuralTagFormat(rf) {
       }),
     };
   }
-  if (st !== rf && typeof st.type === 'string') return st; // web-llm: a bare format object
   throw fail('expected { type: \'structural_tag\', format: {...} }, { type: \'structural_tag\', structural_tag: {...} } or { type: \'structural_tag\', structures: [...], triggers: [...] }');
 }
 
