@@ -148,7 +148,7 @@ export interface ToolDefinition {
 }
 
 /** The tool-call formats (docs/js-api.md, "Tools"). */
-export type ToolFormat = 'hermes' | 'llama3' | 'mistral' | 'phi4';
+export type ToolFormat = 'hermes' | 'llama3' | 'mistral' | 'phi4' | 'harmony';
 
 /**
  * Tool calls in the model's own format. Each call's arguments are exact
