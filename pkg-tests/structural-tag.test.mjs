@@ -172,6 +172,16 @@ test('sequence: a <think> region (any_text up to its end), then tags; tags_with_
   for (const t of ['maybe code ABC-12;DEF-34;', 'yes code ABC-12;', 'yes code ABC-12;DEF-34;GHI-56;JKL-78;', 'yes code AB-12;CD-34;']) assert.notEqual(refusedAt(misc.store, ids(tok, t)), null, t);
 });
 
+test('triggers with class punctuation and non-ASCII characters: free text around their prefixes', async () => {
+  const tok = await tokenizer('qwen3');
+  const J = { type: 'json_schema', json_schema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'], additionalProperties: false } };
+  const p = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['🔧[\\', '§-^]\n'], excludes: ['é'], tags: [
+    { begin: '🔧[\\call]', content: J, end: '🔧end' }, { begin: '§-^]\nx', content: J, end: ['\n]', '!!'] }] } });
+  const good = ['plain 🔧 text [\\ x - ^ ] § - b', 'a 🔧[\\call]{"a": 1}🔧end b', '§-^]\nx{"a": 2}!! after', '§-^]\nx{"a": 2}\n]', '🔧[ §-^ end'];
+  for (const t of good) assert.equal(refusedAt(p.store, ids(tok, t)), null, JSON.stringify(t));
+  for (const t of ['café', '🔧[\\x', '§-^]\ny{"a": 1}!!', 'a 🔧[\\call]{"a": 1}🔧en']) assert.notEqual(refusedAt(p.store, ids(tok, t)), null, JSON.stringify(t));
+});
+
 test('refused by name, never ignored', async () => {
   const tok = await tokenizer('qwen3');
   const make = (format) => () => new StructuredOutputProcessor(tok, { type: 'structural_tag', format });

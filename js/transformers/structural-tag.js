@@ -124,8 +124,12 @@ const hex = (c) => {
   const n = c.codePointAt(0);
   return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : n < 0x10000 ? `\\u${n.toString(16).padStart(4, '0')}` : `\\U${n.toString(16).padStart(8, '0')}`;
 };
-/** A character inside a Lark (Python re) class. */
-const classChar = (c) => (/[A-Za-z0-9 ]/.test(c) ? c : hex(c));
+/**
+ * A character inside a Lark (Python re) class: ASCII punctuation escaped with
+ * a backslash (`\-`; grammask's class parser reads an escaped `\x2d` between
+ * two characters as a range), other characters as \x, \u or \U escapes.
+ */
+const classChar = (c) => (/[A-Za-z0-9 ]/.test(c) ? c : /[!-/:-@[-`{-~]/.test(c) ? `\\${c}` : hex(c));
 /** A Lark string literal. */
 export const lit = (s) => JSON.stringify(s);
 
