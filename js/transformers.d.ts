@@ -148,7 +148,7 @@ export interface ToolDefinition {
 }
 
 /** The tool-call formats (docs/js-api.md, "Tools"). */
-export type ToolFormat = 'hermes' | 'llama3' | 'mistral' | 'phi4';
+export type ToolFormat = 'hermes' | 'llama3' | 'mistral' | 'phi4' | 'harmony';
 
 /**
  * Tool calls in the model's own format. Each call's arguments are exact
@@ -168,6 +168,53 @@ export interface ToolsResponseFormat {
   /** Default: the one the tokenizer's chat template shows; a TypeError when it shows none. */
   format?: ToolFormat;
 }
+
+/**
+ * One format of a structural tag (xgrammar's structural-tag JSON; docs/js-api.md,
+ * "Structural tags"). Supported: const_string, json_schema (style 'json'),
+ * regex, any_text (excludes), sequence, or, optional, plus, star, repeat, tag,
+ * token, triggered_tags, tags_with_separator. Refused by name: grammar,
+ * dispatch, token_dispatch, token_triggered_tags, exclude_token, any_tokens,
+ * qwen_xml_parameter, other styles, any_order, max_tokens, max_chars.
+ */
+export type StructuralTagFormat =
+  | { type: 'const_string'; value: string }
+  | { type: 'json_schema'; json_schema: object | true; style?: 'json' }
+  | { type: 'regex'; pattern: string }
+  | { type: 'any_text'; excludes?: string[] }
+  | { type: 'sequence' | 'or'; elements: StructuralTagFormat[] }
+  | { type: 'optional' | 'plus' | 'star'; content: StructuralTagFormat }
+  | { type: 'repeat'; min: number; max: number; content: StructuralTagFormat }
+  | StructuralTagTag
+  | { type: 'token'; token: number | string }
+  | { type: 'triggered_tags'; triggers: string[]; tags: StructuralTagTag[]; at_least_one?: boolean; stop_after_first?: boolean; excludes?: string[] }
+  | { type: 'tags_with_separator'; tags: StructuralTagTag[]; separator: string; at_least_one?: boolean; stop_after_first?: boolean };
+
+/** `begin content end`; a begin or end is text, or a token (`{ type: 'token', token }`). */
+export interface StructuralTagTag {
+  type?: 'tag';
+  begin: string | { type: 'token'; token: number | string };
+  content: StructuralTagFormat;
+  end: string | string[] | { type: 'token'; token: number | string };
+}
+
+/**
+ * A structural tag, in the shapes xgrammar and web-llm take: `{ type:
+ * 'structural_tag', format }` (xgrammar), `{ type: 'structural_tag',
+ * structural_tag }` (web-llm's ResponseFormat: an object with `format`, a
+ * bare format, or its JSON text), or the older `{ type: 'structural_tag',
+ * structures: [{ begin, schema, end }], triggers }`.
+ */
+export type StructuralTagResponseFormat =
+  | { type: 'structural_tag'; format: StructuralTagFormat }
+  | { type: 'structural_tag'; structural_tag: { type?: 'structural_tag'; format: StructuralTagFormat } | StructuralTagFormat | string }
+  | { type: 'structural_tag'; structures: { begin: string; schema: object | string; end: string }[]; triggers: string[] };
+
+/**
+ * The Lark grammar a structural tag becomes for a tokenizer (or
+ * PreparedVocab), for `compile(vocab, { type: 'lark', grammar }, { strict: true })`.
+ */
+export function structuralTagToLark(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: StructuralTagResponseFormat): string;
 
 /** One call read back by `parseToolCalls`. */
 export interface ToolCall {
@@ -205,7 +252,8 @@ export interface StructuredOutputOptions
  * switching is a change of the import. `tokenizer` is the transformers.js
  * tokenizer (its vocabulary is read once and cached) or a PreparedVocab;
  * `responseFormat` as in `compile` (json_schema, json_object, json, regex,
- * lark, gbnf, ebnf, store), or tools (`ToolsResponseFormat`). A LogitsProcessorList with one processor: pass it as
+ * lark, gbnf, ebnf, store), tools (`ToolsResponseFormat`) or a structural
+ * tag (`StructuralTagResponseFormat`). A LogitsProcessorList with one processor: pass it as
  * `logits_processor: processor`. Batches of any size (one matcher per row).
  */
 export class StructuredOutputProcessor {
@@ -217,7 +265,7 @@ export class StructuredOutputProcessor {
    * the instance's end (once per vocabulary).
    */
   static warmup(tokenizer: TransformersTokenizer | PreparedVocab): boolean;
-  constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat | ToolsResponseFormat, options?: StructuredOutputOptions);
+  constructor(tokenizer: TransformersTokenizer | PreparedVocab, responseFormat: ResponseFormat | ToolsResponseFormat | StructuralTagResponseFormat, options?: StructuredOutputOptions);
   /**
    * A `{ type: 'tools' }` processor: the calls in the generated text (decoded
    * with the control tokens, e.g. `skip_special_tokens: false`), each
@@ -226,6 +274,8 @@ export class StructuredOutputProcessor {
   parseToolCalls(text: string): ToolCall[];
   /** A `{ type: 'tools' }` processor: its format, tool choice and grammar (null otherwise). */
   readonly tools: { format: ToolFormat; grammar: string; parallel: boolean; choice: 'auto' | 'required' | 'none' | { name: string } } | null;
+  /** A `{ type: 'structural_tag' }` processor: the Lark grammar it compiled (strict) and the format read (undefined otherwise). */
+  readonly structuralTag?: { grammar: string; format: StructuralTagFormat };
   /** Runs the processors in order on `logits` (a Tensor [batch, vocab]), in place; returns it. */
   _call(inputIds: bigint[][], logits: LogitsTensor): any;
   readonly processors: GrammarLogitsProcessor[];

@@ -28,6 +28,8 @@
 //    `eosTokenIds` / `generationConfig` / `model` add ids that count as EOS
 //    too. Once a row committed an EOS, only EOS ids are allowed for it (rows
 //    that finished early in a batch keep producing EOS until the batch stops).
+//    An extra EOS id that the grammar names as a token (gpt-oss's <|call|>)
+//    is committed as that token where the grammar takes it.
 //  - Stopping as soon as the output is complete (`stopWhenComplete`, default
 //    true): once the text is complete and nothing but whitespace could follow
 //    (a JSON value after its last `}`), only EOS is allowed; and while it is
@@ -46,6 +48,8 @@
 // The modules (internal; this file is the public grammask/transformers):
 //   transformers/processor.js   GrammarLogitsProcessor (rows, commits, masks)
 //   transformers/structured.js  StructuredOutputProcessor
+//   transformers/tools.js       { type: 'tools' }: tool-call grammars per format, parseToolCalls
+//   transformers/structural-tag.js  { type: 'structural_tag' }: xgrammar's structural tags as Lark
 //   transformers/trigger.js     chat-shaped output: KMP, phases, probing
 //   transformers/token-data.js  per-vocabulary token tables
 //   transformers/caches.js      vocabularies, stores and token data kept between processors
@@ -54,4 +58,4 @@
 //   mask-bits.js                the mask bit layout (shared with grammask/webgpu's users)
 export { applyMask } from './transformers/logits.js';
 export { GrammarLogitsProcessor } from './transformers/processor.js';
-export { StructuredOutputProcessor } from './transformers/structured.js';
+export { StructuredOutputProcessor, structuralTagToLark } from './transformers/structured.js';

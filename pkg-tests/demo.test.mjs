@@ -5,6 +5,8 @@
 //    under it: the output validates (ajv); a Lark grammar (JSON, prebuilt blob
 //    matched by the tokenizer fingerprint) gives text JSON.parse accepts; the
 //    Python-in-a-fence preset gives a fenced program `grammask parse` accepts;
+//    tool call mode: the calls parseToolCalls reads validate (ajv) against
+//    their tools, and the page shows them with pretend tool results;
 //  - the page stays responsive while a grammar compiles in the worker (the
 //    longest gap between main-thread timer ticks is measured and bounded);
 //  - a bad grammar and a bad schema are shown inline with their location;
@@ -145,6 +147,27 @@ test('demo page in headless Chromium: schema, Lark and fenced Python with the ti
     assert.equal(parsed.ok, true, `grammask parse of the fenced program: ${JSON.stringify(parsed)}`);
     assert.ok(await page.locator('#out span.free').count() > 0, 'the unconstrained preamble is told apart');
     await page.screenshot({ path: path.join(OUT, 'python-fence.png'), fullPage: true });
+
+    lap('section 3b (tool call mode)');
+    // 3b. Tool call mode: the tool list from the editor, calls in the hermes
+    // format (required), read back by parseToolCalls (each validated here with
+    // ajv against its tool's parameters) and answered with pretend results.
+    const r3b = await runFinished(page, t, 'tool call', { kind: 'tools', preset: 'weather & search', toolFormat: 'hermes', toolChoice: 'required' });
+    assert.match(r3b.source, /tool calls \(hermes, required\)/);
+    const tools = JSON.parse(await page.locator('#editor').inputValue());
+    assert.equal(r3b.callsError, undefined, r3b.callsError);
+    assert.ok(r3b.calls.length >= 1, `calls in ${JSON.stringify(r3b.text)}`);
+    for (const c of r3b.calls) {
+      const tool = tools.find((x) => x.function.name === c.name);
+      assert.ok(tool, `${c.name} is one of the tools`);
+      const v = validator(tool.function.parameters);
+      assert.ok(v(c.arguments), `ajv: ${JSON.stringify(v.errors)} for ${JSON.stringify(c.arguments)}`);
+    }
+    assert.equal(r3b.toolResults.length, r3b.calls.length);
+    const shownCalls = await page.locator('#calls').textContent();
+    assert.ok(await page.locator('#callsBox').isVisible(), 'the calls are shown');
+    assert.ok(shownCalls.includes(`call 1: ${r3b.calls[0].name}(`) && shownCalls.includes('pretend'), shownCalls);
+    await page.screenshot({ path: path.join(OUT, 'tool-call.png'), fullPage: true });
 
     lap('section 4 (Responsive while a grammar compiles in the worker)');
     // 4. Responsive while a grammar compiles in the worker (a Lark JSON grammar

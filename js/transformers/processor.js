@@ -369,7 +369,11 @@ export class GrammarLogitsProcessor {
       throw new Error(`grammask: row ${row} produced token ${token} after its end of sequence; `
         + 'a processor or sampler after the grammask processor changed the choice');
     }
-    if (this.eos.has(token)) {
+    // An id that counts as EOS (e.g. gpt-oss's <|call|>, in its generation
+    // config) but that the grammar names, where the grammar takes it: that
+    // token, committed as such (the row goes on until the store's EOS).
+    const named = r.phase === PHASE_INSIDE && r.alive && !this.storeEos.includes(token) && this.eos.has(token) && r.matcher.isAllowed(token);
+    if (this.eos.has(token) && !named) {
       if (r.phase === PHASE_INSIDE) {
         if (this.options.closing !== undefined) this._refuse(row, token, k, 'EOS before the closing string');
         const commitId = this.storeEos.includes(token) ? token : this.storeEos[0];

@@ -5,6 +5,7 @@ import { GrammarLogitsProcessor } from './processor.js';
 import { Matcher, PreparedVocab, compile } from './grammask.js';
 import { compileCached, tokenData, vocabFor } from './caches.js';
 import { parseCalls, toolsGrammar } from './tools.js';
+import { structuralTagGrammar } from './structural-tag.js';
 
 // The processor's default JSON whitespace: the layout the model prefers
 // (indented or not), in runs of at most 16 characters so that it cannot loop
@@ -129,6 +130,14 @@ export class StructuredOutputProcessor {
       format = { type: 'lark', grammar: tools.grammar };
       delete compileOptions.whitespace;
       delete compileOptions.maxWhitespace;
+    } else if (responseFormat?.type === 'structural_tag') {
+      // Structural tags (xgrammar / web-llm): a Lark grammar (structural-tag.js),
+      // compiled strict: a conflict is an error, never settled silently.
+      closure.structuralTag = structuralTagGrammar(responseFormat, tokenData(vocab));
+      format = { type: 'lark', grammar: closure.structuralTag.grammar };
+      delete compileOptions.whitespace;
+      delete compileOptions.maxWhitespace;
+      compileOptions.strict = true;
     }
     // compile() checked a {type: 'store'} store against the vocabulary; the
     // others were compiled for it.
@@ -181,4 +190,13 @@ export class StructuredOutputProcessor {
   reset() { this.processor.reset(); }
   /** Free the row matchers (the store stays cached for the next processor). */
   free() { this.processor.free(); }
+}
+
+/**
+ * The Lark grammar a `{ type: 'structural_tag', ... }` response format
+ * becomes for a tokenizer (or PreparedVocab): for `compile(vocab, { type:
+ * 'lark', grammar }, { strict: true })` outside transformers.js.
+ */
+export function structuralTagToLark(tokenizer, responseFormat) {
+  return structuralTagGrammar(responseFormat, tokenData(vocabFor(tokenizer))).grammar;
 }

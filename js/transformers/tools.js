@@ -18,7 +18,11 @@ export const TOOL_FORMATS = {
   mistral: { open: '[TOOL_CALLS]', pre: ' ', optionalPre: true, post: '', close: '', args: 'arguments', list: true, detect: /\[TOOL_CALLS\]/ },
   // Phi-4-mini: functools[{"name": ..., "arguments": ...}, ...] (vLLM's phi4_mini_json).
   phi4: { open: 'functools', pre: '', post: '', close: '', args: 'arguments', list: true, detect: /<\|tool\|>|functools\[/ },
+  // gpt-oss (harmony): <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>, one call per answer.
+  harmony: { harmony: true, args: 'arguments', detect: /<\|channel\|>/ },
 };
+// The control tokens of harmony (gpt-oss's o200k_harmony vocabulary).
+const HARMONY_TOKENS = ['<|start|>', '<|end|>', '<|message|>', '<|channel|>', '<|constrain|>', '<|call|>'];
 const FORMAT_NAMES = Object.keys(TOOL_FORMATS);
 
 const te = new TextEncoder();
@@ -35,12 +39,15 @@ export function detectToolFormat(tokenizer) {
   const t = chatTemplate(tokenizer);
   const hit = t && FORMAT_NAMES.find((f) => TOOL_FORMATS[f].detect.test(t));
   if (hit) return hit;
-  throw Object.assign(new TypeError(`grammask: cannot tell the tool-call format from ${t ? 'the tokenizer\'s chat template (it shows none of <tool_call>, <|python_tag|>, [TOOL_CALLS], <|tool|>)' : 'the tokenizer (it has no chat template)'}; `
+  // Without a template: gpt-oss's vocabulary has harmony's control tokens (no other has <|channel|> and <|call|>).
+  const added = tokenizer?._tokenizerJSON?.added_tokens;
+  if (!t && Array.isArray(added) && ['<|channel|>', '<|call|>', '<|constrain|>'].every((s) => added.some((a) => a.content === s))) return 'harmony';
+  throw Object.assign(new TypeError(`grammask: cannot tell the tool-call format from ${t ? 'the tokenizer\'s chat template (it shows none of <tool_call>, <|python_tag|>, [TOOL_CALLS], <|tool|>, <|channel|>)' : 'the tokenizer (it has no chat template)'}; `
     + `pass it: new StructuredOutputProcessor(tokenizer, { type: 'tools', tools, format: '${FORMAT_NAMES.join("' | '")}' })`), { kind: 'ResponseFormat' });
 }
 
 /** The id of the token whose bytes are exactly `s` (a special one first), or -1. */
-function tokenOf(data, s) {
+export function tokenOf(data, s) {
   const b = te.encode(s);
   let found = -1;
   for (let t = 0; t < data.n; t++) {
@@ -118,6 +125,7 @@ export function toolsGrammar(rf, data, tokenizer) {
   const parallel = rf.parallel_tool_calls ?? true;
   if (typeof parallel !== 'boolean') throw fail('parallel_tool_calls must be a boolean');
   const chosen = typeof choice === 'object' ? tools.filter((t) => t.name === choice.name) : tools;
+  if (f.harmony) return { grammar: harmonyGrammar(chosen, choice, data), format, choice, tools, parallel, open: -1 };
   // One call: { "name": <const>, <args>: <the tool's parameters> }; the parameters under $defs.
   const $defs = {};
   const calls = chosen.map((t, i) => {
@@ -162,6 +170,42 @@ export function toolsGrammar(rf, data, tokenizer) {
   return { grammar: lines.join('\n') + '\n', format, choice, tools, parallel, open: open.id };
 }
 
+/**
+ * gpt-oss's harmony format, from the byte after the prompt's
+ * `<|start|>assistant`: messages on the analysis channel (reasoning) and
+ * commentary preambles, each `<|end|><|start|>assistant`, then the answer:
+ * one call, `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>`
+ * (the recipient may come before the channel, and `json` without
+ * `<|constrain|>`, as gpt-oss's chat template writes past calls), or a final
+ * message `<|channel|>final<|message|>...` (then EOS, gpt-oss's `<|return|>`).
+ * The control tokens are named by id: never text.
+ */
+function harmonyGrammar(tools, choice, data) {
+  const id = {};
+  for (const s of HARMONY_TOKENS) {
+    const t = tokenOf(data, s);
+    if (t < 0 || !isSet(data.special, t)) throw fail(`the harmony format needs gpt-oss's control tokens; this vocabulary has no special token ${s}`);
+    id[s] = `<[${t}]>`;
+  }
+  const [S, E, M, C, K, CALL] = HARMONY_TOKENS.map((s) => id[s]);
+  const lit = (s) => JSON.stringify(s);
+  const lines = [
+    `message: ${C} "analysis" ${M} TEXT? ${E} ${S} "assistant" | ${C} "commentary" ${M} TEXT? ${E} ${S} "assistant"`,
+    `json: " "? ${K} "json" | " json"`,
+    `final: ${C} "final" ${M} TEXT?`,
+    'TEXT: /[\\s\\S]+/',
+  ];
+  const calls = tools.map((t, i) => {
+    const p = { ...t.parameters };
+    lines.push(`call${i}: ${C} ${lit(`commentary to=functions.${t.name}`)} json ${M} %json ${JSON.stringify(p)} ${CALL}`
+      + ` | ${lit(` to=functions.${t.name}`)} ${C} "commentary" json ${M} %json ${JSON.stringify(p)} ${CALL}`);
+    return `call${i}`;
+  });
+  const answer = choice === 'none' ? ['final'] : choice === 'auto' ? [...calls, 'final'] : calls;
+  lines.unshift(`start: message* answer`, `answer: ${answer.join(' | ')}`);
+  return lines.join('\n') + '\n';
+}
+
 // ---- parsing ----------------------------------------------------------------
 
 /** The end of the JSON value starting at s[i] (strings and brackets balanced), or -1. */
@@ -183,6 +227,21 @@ function jsonEnd(s, i) {
 function callTexts(text, format) {
   const f = TOOL_FORMATS[format];
   const out = [];
+  if (f.harmony) {
+    // Messages split at <|start|>; a call is one whose header (before
+    // <|message|>) names `to=functions.NAME`, its body the JSON.
+    for (const msg of text.split('<|start|>')) {
+      const at = msg.indexOf('<|message|>');
+      if (at < 0) continue;
+      const m = /to=functions\.([^\s<]+)/.exec(msg.slice(0, at));
+      if (!m) continue;
+      const start = msg.indexOf('{', at);
+      const end = start < 0 ? -1 : jsonEnd(msg, start);
+      if (end < 0) throw new Error(`grammask: parseToolCalls: unterminated call to ${m[1]}`);
+      out.push({ name: m[1], arguments: JSON.parse(msg.slice(start, end)) });
+    }
+    return out;
+  }
   const readList = (at) => {
     const end = jsonEnd(text, at);
     if (end < 0) throw new Error(`grammask: parseToolCalls: unterminated call list at offset ${at}`);

