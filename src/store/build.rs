@@ -415,6 +415,10 @@ pub(crate) struct Walker {
     /// then cleared.
     loop_memo: HashMap<(u32, u32), Option<Rc<LoopWalk>>>,
     loop_memo_words: usize,
+    /// The text slice as a walk without exits: the memo's entry for a
+    /// position whose lexeme every text character continues (see
+    /// [`text_closed_at`]).
+    slice: Option<Rc<LoopWalk>>,
 }
 
 /// Most positions in [`Walker`]'s loop memo.
@@ -424,7 +428,7 @@ const LOOP_MEMO_WORDS: usize = 1 << 21;
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0 }
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None }
     }
 }
 
@@ -521,8 +525,19 @@ impl Walker {
         let lw = match self.loop_memo.get(&(l, x)) {
             Some(lw) => lw.clone(),
             None => {
-                let lw = lexeme_loop(cx, l, x, trie).map(|sig| loop_walks(&sig));
-                let words = lw.as_ref().map_or(0, |w| w.inside.len() + 2 * w.frontier.len() + w.paths.len() / 4) + 4;
+                let lw = match lexeme_loop(cx, l, x, trie) {
+                    Some(sig) => Some(loop_walks(&sig)),
+                    None if text_closed_at(cx, l, x) => Some(
+                        self.slice
+                            .get_or_insert_with(|| {
+                                Rc::new(LoopWalk { inside: trie.text_slice().inside.clone(), ..Default::default() })
+                            })
+                            .clone(),
+                    ),
+                    None => None,
+                };
+                let shared = |w: &Rc<LoopWalk>| self.slice.as_ref().is_some_and(|sl| Rc::ptr_eq(sl, w));
+                let words = lw.as_ref().filter(|w| !shared(w)).map_or(0, |w| w.inside.len() + 2 * w.frontier.len() + w.paths.len() / 4) + 4;
                 if self.loop_memo.len() >= LOOP_MEMO || self.loop_memo_words + words > LOOP_MEMO_WORDS {
                     self.loop_memo.clear();
                     self.loop_memo_words = 0;
@@ -532,6 +547,15 @@ impl Walker {
                 lw
             }
         };
+        // Every text character continues the lexeme: the text slice is
+        // reached with the empty sequence, and the other tokens are walked.
+        if let Some(lw) = lw.as_ref().filter(|lw| self.slice.as_ref().is_some_and(|sl| Rc::ptr_eq(sl, lw))) {
+            let rest = &trie.text_slice().rest;
+            self.arena.clear();
+            self.arena.push((l, x, 0));
+            self.walk_range(cx, rest, 1, rest.node_count(), sink);
+            return Some(lw.clone());
+        }
         let starts: Option<Vec<u32>> = lw.as_ref().and_then(|lw| {
             let ends = lw.frontier.iter().skip(1).map(|e| e.1 as usize).chain([lw.paths.len()]);
             lw.frontier.iter().zip(ends).map(|(&(_, p0), p1)| lw.paths[p0 as usize..p1].iter().try_fold(LexStateId(l), |s, &b| cx.lexer.cont(s, b)).map(|s| s.0)).collect()
@@ -1076,6 +1100,38 @@ fn text_closed(nc: usize, class: &[u32], rows: &[u32]) -> bool {
     true
 }
 
+/// Most (lexer state, character position) pairs [`text_closed_at`] visits.
+const TEXT_CLOSED_PAIRS: usize = 4096;
+
+/// True if every text character continues the lexeme in progress at
+/// position `(l, x)` (the lexer steps on and `x` can still complete), from
+/// `l` and from every state text characters reach: then every token of the
+/// text slice is reached with the empty sequence, whatever else it may
+/// also lex as (the mask is the union). `false` past [`TEXT_CLOSED_PAIRS`].
+fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32) -> bool {
+    use crate::vocab::trie::text_step;
+    if x == NO_TARGET || x == cx.newline {
+        return false;
+    }
+    let (lx, xt) = (cx.lexer, crate::ids::TerminalId(x));
+    let mut seen: crate::hash::FxMap<usize, u32> = crate::hash::FxMap::default();
+    seen.insert(l as usize * 8, 0);
+    let mut todo = vec![(l, 0u8)];
+    while let Some((s, u)) = todo.pop() {
+        for b in 0..=255u8 {
+            let Some(u2) = text_step(u, b) else { continue };
+            let Some(s2) = lx.cont(LexStateId(s), b).filter(|&s2| lx.can_complete(s2, xt)) else { return false };
+            if seen.insert(s2.0 as usize * 8 + u2 as usize, 0).is_none() {
+                if seen.len() > TEXT_CLOSED_PAIRS {
+                    return false;
+                }
+                todo.push((s2.0, u2));
+            }
+        }
+    }
+    true
+}
+
 /// True if `seq` can never be rejected: it holds only indentation events.
 pub(crate) fn trivially_legal(grammar: &IncTables, seq: &[u32]) -> bool {
     seq.iter().all(|&s| grammar.events.is_event(s))
@@ -1502,5 +1558,66 @@ mod loop_tests {
             looped > 200 && merged > 20 && cut > 20 && sliced > 20,
             "{looped} loop positions, {merged} merged, {cut} cut, {sliced} sliced"
         );
+    }
+
+    /// A position whose lexeme every text character continues (free text,
+    /// comments; not a lexeme loop) walks only the tokens outside the text
+    /// slice: each slice token is reached with the empty sequence, as the
+    /// plain walk finds too, and every other token keeps exactly the plain
+    /// walk's sequences.
+    #[test]
+    fn text_closed_positions_equal_plain_walks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let vocab = crate::vocab::load::load_tokenizer_file(&root.join("models/llama3/tokenizer.json"), None).unwrap();
+        let pv = Rc::new(PreparedVocab::new(vocab));
+        let trie = pv.trie();
+        let slice = trie.text_slice();
+        let in_slice = |t: u32| slice.inside.get(t as usize / 32).is_some_and(|w| w >> (t % 32) & 1 == 1);
+        let grammars = [
+            "start: TEXT? CALL*\nCALL: \"<call>\" /[0-9]+/ \"</call>\"\nTEXT: /(?s:.)+/\n",
+            "start: (WORD | COMMENT)+\nWORD: /[a-z]+/\nCOMMENT: /#[^\\n]*/\n%ignore /[ \\n]+/\n",
+            "start: \"say:\" LINE\nLINE: /[^\\n]+/ \"\\n\"?\n",
+        ];
+        let mut compared = 0;
+        for g in grammars {
+            let c = crate::constraint::Constraint::Lark { grammar: g.into(), file: "t.lark".into(), start: None };
+            let (cfg, _) = crate::constraint::to_cfg(&c, &Default::default()).unwrap();
+            let (store, _) = compile_lazy(&cfg, pv.clone()).unwrap();
+            let cx = step_ctx(&store.lexer, &store.grammar);
+            for q in 0..store.n_positions() {
+                let (l, x) = store.q_parts(q as QId);
+                if lexeme_loop(cx, l, x, trie).is_some() || !text_closed_at(cx, l, x) {
+                    continue;
+                }
+                compared += 1;
+                let (mut w, mut seqs, mut t) = (Walker::default(), SeqInterner::new(), 0);
+                let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
+                let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t, true).0;
+                let mut sink = Collect { seqs: &mut seqs, out: HashMap::default(), transitions: 0 };
+                w.arena.clear();
+                w.arena.push((l, x, 0));
+                w.walk_range(cx, trie, 1, trie.node_count(), &mut sink);
+                let Collect { seqs: s2, out, .. } = sink;
+                let b = w.finish(cx, s2, out, None);
+                let by_token = |list: &Entries, keep: &dyn Fn(u32, &[u32]) -> bool| {
+                    let mut m: std::collections::BTreeSet<(u32, Vec<u32>)> = Default::default();
+                    for (seq, toks) in list {
+                        m.extend(toks.iter().filter(|&&t| keep(t, seq)).map(|&t| (t, seq.clone())));
+                    }
+                    m
+                };
+                let plain_empty = by_token(&b, &|_, seq| seq.is_empty());
+                assert!(
+                    (0..pv.vocab().len() as u32).filter(|&t| in_slice(t)).all(|t| plain_empty.contains(&(t, vec![]))),
+                    "position ({l}, {x}): a text token the plain walk does not reach with the empty sequence"
+                );
+                assert_eq!(
+                    by_token(&a, &|t, seq| !in_slice(t) || seq.is_empty()),
+                    by_token(&b, &|t, seq| !in_slice(t) || seq.is_empty()),
+                    "position ({l}, {x}): sliced and plain walks differ"
+                );
+            }
+        }
+        assert!(compared >= 3, "{compared} text-closed positions compared");
     }
 }
