@@ -94,6 +94,11 @@ impl Sink for Verdicts<'_, '_> {
             self.out[t.index() >> 5] |= 1 << (t.0 & 31);
         }
     }
+    fn record_ids(&mut self, toks: &[u32], cfgs: &[(u32, u32, u32)]) {
+        for &t in toks.iter().filter(|_| !cfgs.is_empty()) {
+            self.out[t as usize >> 5] |= 1 << (t & 31);
+        }
+    }
 }
 
 /// OR into `out` the tokens allowed from configuration `(q, pending)` over

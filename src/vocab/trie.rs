@@ -96,6 +96,8 @@ pub struct TextSlice {
     pub rest: TokenTrie,
     /// Per node of `rest`, the node of the whole trie with the same bytes.
     pub node: Vec<u32>,
+    /// The slice's tokens by first byte.
+    pub by_first: Vec<Vec<u32>>,
 }
 
 /// The text slice's characters as a byte automaton: the state after `b` in
@@ -131,11 +133,11 @@ impl TokenTrie {
         // Equal byte strings keep ascending id order (as a stable sort would;
         // the unstable sort is smaller in wasm).
         toks.sort_unstable_by(|&a, &b| vocab.token_bytes(a).cmp(vocab.token_bytes(b)).then(a.cmp(&b)));
-        Self::from_sorted(toks.len(), toks.iter().map(|&t| (t, vocab.token_bytes(t))))
+        Self::from_sorted(toks.len(), &mut toks.iter().map(|&t| (t, vocab.token_bytes(t))))
     }
 
     /// The trie of `toks`: non-empty byte strings sorted by bytes, then id.
-    fn from_sorted<'a>(n_toks: usize, toks: impl Iterator<Item = (TokenId, &'a [u8])>) -> TokenTrie {
+    fn from_sorted<'a>(n_toks: usize, toks: &mut dyn Iterator<Item = (TokenId, &'a [u8])>) -> TokenTrie {
         let mut nodes = vec![Node { subtree_end: 0, token: NONE, byte: 0 }];
         let mut tok_start = vec![0u32];
         let mut ids = Vec::with_capacity(n_toks);
@@ -229,6 +231,7 @@ impl TokenTrie {
         self.text.get_or_init(|| {
             let words = self.ids.iter().map(|t| t.0 as usize / 32 + 1).max().unwrap_or(0);
             let mut inside = vec![0u32; words];
+            let mut by_first = vec![Vec::new(); 256];
             let mut rest: Vec<(TokenId, Vec<u8>)> = Vec::new();
             // (subtree end, text state or 8 = out) along the current path.
             let mut path: Vec<u8> = Vec::new();
@@ -246,15 +249,16 @@ impl TokenTrie {
                 for &t in self.tokens_at(n) {
                     if u2 == 0 {
                         inside[t.0 as usize / 32] |= 1 << (t.0 % 32);
+                        by_first[path[0] as usize].push(t.0);
                     } else {
                         rest.push((t, path.clone()));
                     }
                 }
             }
-            let rest = TokenTrie::from_sorted(rest.len(), rest.iter().map(|(t, b)| (*t, &b[..])));
+            let rest = TokenTrie::from_sorted(rest.len(), &mut rest.iter().map(|(t, b)| (*t, &b[..])));
             let mut node = vec![0u32; rest.node_count()];
             rest.walk(&mut Vec::new(), 0u32, |&m, b| self.child(m, b), |n, &m| node[n as usize] = m);
-            Box::new(TextSlice { inside, rest, node })
+            Box::new(TextSlice { inside, rest, node, by_first })
         })
     }
 
