@@ -28,4 +28,5 @@
 
 pub mod ecma;
 pub mod lang;
+pub mod look;
 pub(crate) mod python;
