@@ -13,9 +13,10 @@
 //!   its head sees exactly that rest: `(?=R)Y` = `(R·Σ*) ∩ Y`,
 //!   `(?!R)Y` = `¬(R·Σ*) ∩ Y`; alternatives and repetitions holding a
 //!   lookahead are unfolded with the rest of the pattern after them;
-//! - each lookbehind body `R` (no lookaround inside) is tracked beside the
+//! - each lookbehind body `R` (no lookahead inside) is tracked beside the
 //!   state as the derivative of `Σ*·R` by the text read so far: `(?<=R)`
-//!   holds where it is nullable;
+//!   holds where it is nullable (a lookbehind inside `R` refers to a
+//!   tracker made before `R`'s);
 //! - `^` and `$` are lookarounds too (`(?<![^])`, `(?![^])`).
 //!
 //! The DFA is minimized and turned back into a HIR by state elimination.
@@ -79,7 +80,7 @@ struct X {
     classes: Vec<ClassUnicode>,
     /// One character of each minterm.
     reps: Vec<char>,
-    /// `Σ*·R` of each lookbehind body `R`.
+    /// `Σ*·R` of each lookbehind body `R` (inner ones first).
     behind: Vec<Id>,
     memo: FxMap<(Id, u32), Id>,
     /// The `Cat(Star, tail)` states being unfolded (see [`X::cat_d`]).
@@ -135,7 +136,7 @@ impl X {
     }
     /// Alternation (`and`: intersection) of `v`, flattened, sorted, deduplicated.
     fn alt(&mut self, v: Vec<Id>, and: bool) -> Result<Id, String> {
-        let top = self.mk(N::Not(FAIL))?;
+        let top = self.any_star;
         let (unit, zero) = if and { (top, FAIL) } else { (FAIL, top) };
         let mut out = Vec::new();
         for i in v {
@@ -158,6 +159,8 @@ impl X {
     fn not(&mut self, a: Id) -> Result<Id, String> {
         match self.nodes[a as usize] {
             N::Not(b) => Ok(b),
+            _ if a == FAIL => Ok(self.any_star),
+            _ if a == self.any_star => Ok(FAIL),
             _ => self.mk(N::Not(a)),
         }
     }
@@ -201,8 +204,8 @@ impl X {
                 None => return Err("a byte-level class is not supported".into()),
             },
             HirKind::Look(l @ (Look::Start | Look::End)) => {
-                if in_behind {
-                    return Err("an anchor inside a lookbehind is not supported".into());
+                if in_behind && *l == Look::End {
+                    return Err("`$` inside a lookbehind is not supported".into());
                 }
                 let a = self.class(any())?;
                 if *l == Look::Start {
@@ -232,10 +235,10 @@ impl X {
             }
             HirKind::Capture(c) => match c.name.as_deref().and_then(|n| n.strip_prefix("_L")).and_then(|n| n.chars().next()) {
                 Some(k) => {
-                    if in_behind {
-                        return Err("lookaround inside a lookbehind is not supported".into());
-                    }
                     let behind = k == 'b' || k == 'c';
+                    if in_behind && !behind {
+                        return Err("lookahead inside a lookbehind is not supported".into());
+                    }
                     let a = self.conv(&c.sub, behind)?;
                     if behind {
                         self.behind_of(a, k == 'c')?
@@ -290,7 +293,7 @@ impl X {
             N::And(v) => v.iter().all(|&a| self.nullable(a, tr)),
             &N::Not(a) => !self.nullable(a, tr),
             &N::Ahead(a, neg) => self.nullable(a, tr) != neg,
-            &N::Behind(k, neg) => (self.fl(tr[k as usize]) & NUL != 0) != neg,
+            &N::Behind(k, neg) => self.nullable(tr[k as usize], tr) != neg,
             _ => true,
         }
     }
@@ -474,7 +477,7 @@ pub fn language(h: &Hir, search: bool) -> Result<Hir, String> {
             let mut tr2 = Vec::new();
             if x.fl(e2) & BEHIND != 0 {
                 for &t in &tr {
-                    tr2.push(x.d(t, m, &[])?);
+                    tr2.push(x.d(t, m, &tr)?);
                 }
             }
             let mut k = vec![e2];
