@@ -49,7 +49,7 @@ pub fn has(h: &Hir) -> bool {
 
 type Id = u32;
 
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 enum N {
     Fail,
     Eps,
@@ -76,16 +76,33 @@ const NUL: u8 = 4;
 struct X {
     nodes: Vec<N>,
     flags: Vec<u8>,
-    ids: FxMap<N, Id>,
+    /// Nodes by [`key`] (one map type for every map here, the crate's own: wasm size).
+    ids: FxMap<Vec<u32>, Id>,
     classes: Vec<ClassUnicode>,
     /// One character of each minterm.
     reps: Vec<char>,
     /// `Σ*·R` of each lookbehind body `R` (inner ones first).
     behind: Vec<Id>,
-    memo: FxMap<(Id, u32), Id>,
+    memo: FxMap<Vec<u32>, Id>,
     /// The `Cat(Star, tail)` states being unfolded (see [`X::cat_d`]).
     stack: Vec<Id>,
     any_star: Id,
+}
+
+/// A node as a key: a tag, then its fields.
+fn key(n: &N) -> Vec<u32> {
+    match n {
+        N::Fail => vec![0],
+        N::Eps => vec![1],
+        &N::Cls(k) => vec![2, k],
+        &N::Cat(a, b) => vec![3, a, b],
+        N::Alt(v) => [&[4][..], v].concat(),
+        N::And(v) => [&[5][..], v].concat(),
+        &N::Not(a) => vec![6, a],
+        &N::Star(a) => vec![7, a],
+        &N::Ahead(a, neg) => vec![8, a, neg as u32],
+        &N::Behind(k, neg) => vec![9, k, neg as u32],
+    }
 }
 
 fn any() -> ClassUnicode {
@@ -94,7 +111,8 @@ fn any() -> ClassUnicode {
 
 impl X {
     fn mk(&mut self, n: N) -> Result<Id, String> {
-        if let Some(&i) = self.ids.get(&n) {
+        let k = key(&n);
+        if let Some(&i) = self.ids.get(&k) {
             return Ok(i);
         }
         if self.nodes.len() >= MAX_NODES {
@@ -114,25 +132,32 @@ impl X {
             N::Behind(..) => LB,
         };
         let i = self.nodes.len() as Id;
-        self.nodes.push(n.clone());
+        self.nodes.push(n);
         self.flags.push(fl);
-        self.ids.insert(n, i);
+        self.ids.insert(k, i);
         Ok(i)
     }
     fn fl(&self, i: Id) -> u8 {
         self.flags[i as usize]
     }
+    /// `a·b`, right-nested (a loop, not a recursion: literals are long chains).
     fn cat(&mut self, a: Id, b: Id) -> Result<Id, String> {
-        match (&self.nodes[a as usize], b) {
-            (N::Fail, _) | (_, FAIL) => Ok(FAIL),
-            (N::Eps, _) => Ok(b),
-            (_, EPS) => Ok(a),
-            (&N::Cat(x, y), _) => {
-                let t = self.cat(y, b)?;
-                self.cat(x, t)
-            }
-            _ => self.mk(N::Cat(a, b)),
+        if a == FAIL || b == FAIL {
+            return Ok(FAIL);
         }
+        let (mut heads, mut x) = (Vec::new(), a);
+        while let N::Cat(h, t) = self.nodes[x as usize] {
+            heads.push(h);
+            x = t;
+        }
+        heads.push(x);
+        let mut acc = b;
+        for h in heads.into_iter().rev() {
+            if h != EPS {
+                acc = if acc == EPS { h } else { self.mk(N::Cat(h, acc))? };
+            }
+        }
+        Ok(acc)
     }
     /// Alternation (`and`: intersection) of `v`, flattened, sorted, deduplicated.
     fn alt(&mut self, v: Vec<Id>, and: bool) -> Result<Id, String> {
@@ -288,7 +313,18 @@ impl X {
             return self.fl(e) & NUL != 0;
         }
         match &self.nodes[e as usize] {
-            &N::Cat(a, b) => self.nullable(a, tr) && self.nullable(b, tr),
+            &N::Cat(a, mut b) => {
+                if !self.nullable(a, tr) {
+                    return false;
+                }
+                while let N::Cat(h, t) = self.nodes[b as usize] {
+                    if !self.nullable(h, tr) {
+                        return false;
+                    }
+                    b = t;
+                }
+                self.nullable(b, tr)
+            }
             N::Alt(v) => v.iter().any(|&a| self.nullable(a, tr)),
             N::And(v) => v.iter().all(|&a| self.nullable(a, tr)),
             &N::Not(a) => !self.nullable(a, tr),
@@ -300,7 +336,7 @@ impl X {
 
     /// The derivative of state `e` by minterm `m`.
     fn d(&mut self, e: Id, m: usize, tr: &[Id]) -> Result<Id, String> {
-        let key = (e, m as u32);
+        let key = vec![e, m as u32];
         let plain = self.fl(e) & LOOK == 0;
         if plain {
             if let Some(&r) = self.memo.get(&key) {
@@ -410,16 +446,16 @@ fn minterms(classes: &[ClassUnicode]) -> Vec<ClassUnicode> {
     }
     pts.sort_unstable();
     pts.dedup();
-    let mut by_sig: FxMap<Vec<bool>, usize> = Default::default();
+    let mut by_sig: FxMap<Vec<u32>, u32> = Default::default();
     let mut out: Vec<Vec<ClassUnicodeRange>> = Vec::new();
     for w in pts.windows(2) {
         let (Some(a), Some(b)) = (char::from_u32(w[0]).or(char::from_u32(0xE000)), char::from_u32(w[1] - 1).or(char::from_u32(0xD7FF))) else { continue };
         if a > b {
             continue;
         }
-        let sig: Vec<bool> = classes.iter().map(|c| c.ranges().iter().any(|r| r.start() <= a && a <= r.end())).collect();
-        let n = by_sig.len();
-        let k = *by_sig.entry(sig).or_insert(n);
+        let sig: Vec<u32> = classes.iter().map(|c| c.ranges().iter().any(|r| r.start() <= a && a <= r.end()) as u32).collect();
+        let n = by_sig.len() as u32;
+        let k = *by_sig.entry(sig).or_insert(n) as usize;
         if k == out.len() {
             out.push(Vec::new());
         }
@@ -578,13 +614,16 @@ fn minimize(next: Vec<u32>, acc: Vec<bool>, nm: usize) -> (Vec<u32>, Vec<bool>) 
 fn to_hir((next, acc): &(Vec<u32>, Vec<bool>), mts: &[ClassUnicode]) -> Result<Hir, String> {
     let nm = mts.len();
     let n = acc.len();
-    // Nodes 0..n the states, n the new start, n + 1 the new end; a label
-    // and its size.
+    // Nodes 0..n the states, n the new start, n + 1 the new end; edges as
+    // lists (few per state): a label and its size.
     type L = (Hir, usize);
-    let mut out: Vec<FxMap<usize, L>> = vec![Default::default(); n + 2];
-    let mut inn: Vec<Vec<usize>> = vec![Vec::new(); n + 2];
-    fn add(out: &mut [FxMap<usize, L>], inn: &mut [Vec<usize>], a: usize, b: usize, l: L) -> Result<(), String> {
-        let l = match out[a].remove(&b) {
+    type E = Vec<Vec<(usize, L)>>;
+    fn take(out: &mut E, a: usize, b: usize) -> Option<L> {
+        let i = out[a].iter().position(|e| e.0 == b)?;
+        Some(out[a].swap_remove(i).1)
+    }
+    fn add(out: &mut E, inn: &mut [Vec<usize>], a: usize, b: usize, l: L) -> Result<(), String> {
+        let l = match take(out, a, b) {
             Some(o) => (Hir::alternation(vec![o.0, l.0]), o.1 + l.1 + 1),
             None => {
                 inn[b].push(a);
@@ -594,26 +633,23 @@ fn to_hir((next, acc): &(Vec<u32>, Vec<bool>), mts: &[ClassUnicode]) -> Result<H
         if l.1 > MAX_NODES {
             return Err(format!("a pattern with lookaround becomes a regex of over {MAX_NODES} nodes"));
         }
-        out[a].insert(b, l);
+        out[a].push((b, l));
         Ok(())
     }
+    let mut out: E = vec![Vec::new(); n + 2];
+    let mut inn: Vec<Vec<usize>> = vec![Vec::new(); n + 2];
     for s in 0..n {
-        let mut by: FxMap<u32, ClassUnicode> = Default::default();
-        let mut order = Vec::new();
+        let mut by: Vec<(u32, ClassUnicode)> = Vec::new();
         for m in 0..nm {
             let t = next[s * nm + m];
             if t != u32::MAX {
-                by.entry(t).or_insert_with(|| {
-                    order.push(t);
-                    ClassUnicode::empty()
-                });
-                if let Some(c) = by.get_mut(&t) {
-                    c.union(&mts[m]);
+                match by.iter_mut().find(|e| e.0 == t) {
+                    Some(e) => e.1.union(&mts[m]),
+                    None => by.push((t, mts[m].clone())),
                 }
             }
         }
-        for t in order {
-            let c = by.remove(&t).unwrap_or_else(ClassUnicode::empty);
+        for (t, c) in by {
             add(&mut out, &mut inn, s, t as usize, (Hir::class(Class::Unicode(c)), 1))?;
         }
         if acc[s] {
@@ -626,11 +662,11 @@ fn to_hir((next, acc): &(Vec<u32>, Vec<bool>), mts: &[ClassUnicode]) -> Result<H
         // The state with the fewest in × out edges next.
         let Some(k) = (0..n).filter(|&k| !gone[k]).min_by_key(|&k| inn[k].len() * out[k].len()) else { break };
         gone[k] = true;
-        let lp = out[k].remove(&k).map(|(h, z)| (Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(h) }), z + 1));
+        let lp = take(&mut out, k, k).map(|(h, z)| (Hir::repetition(Repetition { min: 0, max: None, greedy: true, sub: Box::new(h) }), z + 1));
         let ins: Vec<usize> = inn[k].iter().copied().filter(|&i| i != k && !gone[i]).collect();
-        let outs: Vec<(usize, L)> = out[k].drain().filter(|(j, _)| !gone[*j]).collect();
+        let outs: Vec<(usize, L)> = std::mem::take(&mut out[k]).into_iter().filter(|(j, _)| !gone[*j]).collect();
         for &i in &ins {
-            let Some(a) = out[i].remove(&k) else { continue };
+            let Some(a) = take(&mut out, i, k) else { continue };
             for (j, b) in &outs {
                 let mut parts = vec![a.0.clone()];
                 let mut z = a.1 + b.1 + 1;
@@ -646,7 +682,7 @@ fn to_hir((next, acc): &(Vec<u32>, Vec<bool>), mts: &[ClassUnicode]) -> Result<H
             inn[*j].retain(|&i| i != k);
         }
     }
-    Ok(out[n].remove(&(n + 1)).map_or_else(Hir::fail, |l| l.0))
+    Ok(take(&mut out, n, n + 1).map_or_else(Hir::fail, |l| l.0))
 }
 
 #[cfg(test)]
