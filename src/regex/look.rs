@@ -87,6 +87,8 @@ struct X {
     /// The `Cat(Star, tail)` states being unfolded (see [`X::cat_d`]).
     stack: Vec<Id>,
     any_star: Id,
+    /// Past [`MAX_NODES`] (or unfolding too deep): the build stops.
+    over: bool,
 }
 
 /// A node as a key: a tag, then its fields.
@@ -110,13 +112,13 @@ fn any() -> ClassUnicode {
 }
 
 impl X {
-    fn mk(&mut self, n: N) -> Result<Id, String> {
+    fn mk(&mut self, n: N) -> Id {
         let k = key(&n);
         if let Some(&i) = self.ids.get(&k) {
-            return Ok(i);
+            return i;
         }
         if self.nodes.len() >= MAX_NODES {
-            return Err(format!("a pattern with lookaround needs over {MAX_NODES} regex nodes"));
+            self.over = true;
         }
         let f = |i: &Id| self.flags[*i as usize];
         const LB: u8 = LOOK | BEHIND;
@@ -135,15 +137,15 @@ impl X {
         self.nodes.push(n);
         self.flags.push(fl);
         self.ids.insert(k, i);
-        Ok(i)
+        i
     }
     fn fl(&self, i: Id) -> u8 {
         self.flags[i as usize]
     }
     /// `a·b`, right-nested (a loop, not a recursion: literals are long chains).
-    fn cat(&mut self, a: Id, b: Id) -> Result<Id, String> {
+    fn cat(&mut self, a: Id, b: Id) -> Id {
         if a == FAIL || b == FAIL {
-            return Ok(FAIL);
+            return FAIL;
         }
         let (mut heads, mut x) = (Vec::new(), a);
         while let N::Cat(h, t) = self.nodes[x as usize] {
@@ -154,13 +156,13 @@ impl X {
         let mut acc = b;
         for h in heads.into_iter().rev() {
             if h != EPS {
-                acc = if acc == EPS { h } else { self.mk(N::Cat(h, acc))? };
+                acc = if acc == EPS { h } else { self.mk(N::Cat(h, acc)) };
             }
         }
-        Ok(acc)
+        acc
     }
     /// Alternation (`and`: intersection) of `v`, flattened, sorted, deduplicated.
-    fn alt(&mut self, v: Vec<Id>, and: bool) -> Result<Id, String> {
+    fn alt(&mut self, v: Vec<Id>, and: bool) -> Id {
         let top = self.any_star;
         let (unit, zero) = if and { (top, FAIL) } else { (FAIL, top) };
         let mut out = Vec::new();
@@ -168,7 +170,7 @@ impl X {
             match &self.nodes[i as usize] {
                 N::Alt(w) if !and => out.extend_from_slice(w),
                 N::And(w) if and => out.extend_from_slice(w),
-                _ if i == zero => return Ok(zero),
+                _ if i == zero => return zero,
                 _ if i == unit => {}
                 _ => out.push(i),
             }
@@ -176,29 +178,29 @@ impl X {
         out.sort_unstable();
         out.dedup();
         match out.len() {
-            0 => Ok(unit),
-            1 => Ok(out[0]),
+            0 => unit,
+            1 => out[0],
             _ => self.mk(if and { N::And(out) } else { N::Alt(out) }),
         }
     }
-    fn not(&mut self, a: Id) -> Result<Id, String> {
+    fn not(&mut self, a: Id) -> Id {
         match self.nodes[a as usize] {
-            N::Not(b) => Ok(b),
-            _ if a == FAIL => Ok(self.any_star),
-            _ if a == self.any_star => Ok(FAIL),
+            N::Not(b) => b,
+            _ if a == FAIL => self.any_star,
+            _ if a == self.any_star => FAIL,
             _ => self.mk(N::Not(a)),
         }
     }
-    fn star(&mut self, a: Id) -> Result<Id, String> {
+    fn star(&mut self, a: Id) -> Id {
         match self.nodes[a as usize] {
-            N::Fail | N::Eps => Ok(EPS),
-            N::Star(_) => Ok(a),
+            N::Fail | N::Eps => EPS,
+            N::Star(_) => a,
             _ => self.mk(N::Star(a)),
         }
     }
-    fn class(&mut self, c: ClassUnicode) -> Result<Id, String> {
+    fn class(&mut self, c: ClassUnicode) -> Id {
         if c.ranges().is_empty() {
-            return Ok(FAIL);
+            return FAIL;
         }
         let k = match self.classes.iter().position(|x| *x == c) {
             Some(k) => k,
@@ -218,43 +220,43 @@ impl X {
                 let s = std::str::from_utf8(&l.0).map_err(|_| "a byte-level literal is not supported".to_string())?;
                 let mut acc = EPS;
                 for c in s.chars().rev() {
-                    let k = self.class(ClassUnicode::new([ClassUnicodeRange::new(c, c)]))?;
-                    acc = self.cat(k, acc)?;
+                    let k = self.class(ClassUnicode::new([ClassUnicodeRange::new(c, c)]));
+                    acc = self.cat(k, acc);
                 }
                 acc
             }
-            HirKind::Class(Class::Unicode(c)) => self.class(c.clone())?,
+            HirKind::Class(Class::Unicode(c)) => self.class(c.clone()),
             HirKind::Class(Class::Bytes(b)) => match b.to_unicode_class() {
-                Some(c) => self.class(c)?,
+                Some(c) => self.class(c),
                 None => return Err("a byte-level class is not supported".into()),
             },
             HirKind::Look(l @ (Look::Start | Look::End)) => {
                 if in_behind && *l == Look::End {
                     return Err("`$` inside a lookbehind is not supported".into());
                 }
-                let a = self.class(any())?;
+                let a = self.class(any());
                 if *l == Look::Start {
-                    self.behind_of(a, true)?
+                    self.behind_of(a, true)
                 } else {
-                    self.mk(N::Ahead(a, true))?
+                    self.mk(N::Ahead(a, true))
                 }
             }
             HirKind::Look(l) => return Err(format!("the assertion {l:?} (\\b, \\B, multi-line anchors) is not supported")),
             HirKind::Repetition(r) => {
                 let a = self.conv(&r.sub, in_behind)?;
                 let mut acc = match r.max {
-                    None => self.star(a)?,
+                    None => self.star(a),
                     Some(max) => {
                         let mut acc = EPS;
                         for _ in r.min..max {
-                            let t = self.cat(a, acc)?;
-                            acc = self.alt(vec![EPS, t], false)?;
+                            let t = self.cat(a, acc);
+                            acc = self.alt(vec![EPS, t], false);
                         }
                         acc
                     }
                 };
                 for _ in 0..r.min {
-                    acc = self.cat(a, acc)?;
+                    acc = self.cat(a, acc);
                 }
                 acc
             }
@@ -266,9 +268,9 @@ impl X {
                     }
                     let a = self.conv(&c.sub, behind)?;
                     if behind {
-                        self.behind_of(a, k == 'c')?
+                        self.behind_of(a, k == 'c')
                     } else {
-                        self.mk(N::Ahead(a, k == 'n'))?
+                        self.mk(N::Ahead(a, k == 'n'))
                     }
                 }
                 None => self.conv(&c.sub, in_behind)?,
@@ -277,7 +279,7 @@ impl X {
                 let mut acc = EPS;
                 for s in v.iter().rev() {
                     let a = self.conv(s, in_behind)?;
-                    acc = self.cat(a, acc)?;
+                    acc = self.cat(a, acc);
                 }
                 acc
             }
@@ -286,12 +288,12 @@ impl X {
                 for s in v {
                     out.push(self.conv(s, in_behind)?);
                 }
-                self.alt(out, false)?
+                self.alt(out, false)
             }
         })
     }
-    fn behind_of(&mut self, body: Id, neg: bool) -> Result<Id, String> {
-        let t = self.cat(self.any_star, body)?;
+    fn behind_of(&mut self, body: Id, neg: bool) -> Id {
+        let t = self.cat(self.any_star, body);
         let k = match self.behind.iter().position(|&x| x == t) {
             Some(k) => k,
             None => {
@@ -335,12 +337,12 @@ impl X {
     }
 
     /// The derivative of state `e` by minterm `m`.
-    fn d(&mut self, e: Id, m: usize, tr: &[Id]) -> Result<Id, String> {
+    fn d(&mut self, e: Id, m: usize, tr: &[Id]) -> Id {
         let key = vec![e, m as u32];
         let plain = self.fl(e) & LOOK == 0;
         if plain {
             if let Some(&r) = self.memo.get(&key) {
-                return Ok(r);
+                return r;
             }
         }
         let r = match self.nodes[e as usize].clone() {
@@ -356,80 +358,81 @@ impl X {
                 let and = matches!(self.nodes[e as usize], N::And(_));
                 let mut out = Vec::with_capacity(v.len());
                 for a in v {
-                    out.push(self.d(a, m, tr)?);
+                    out.push(self.d(a, m, tr));
                 }
-                self.alt(out, and)?
+                self.alt(out, and)
             }
             N::Not(a) => {
-                let x = self.d(a, m, tr)?;
-                self.not(x)?
+                let x = self.d(a, m, tr);
+                self.not(x)
             }
             N::Star(a) if plain => {
-                let x = self.d(a, m, tr)?;
-                self.cat(x, e)?
+                let x = self.d(a, m, tr);
+                self.cat(x, e)
             }
-            N::Star(_) => self.cat_d(e, EPS, m, tr)?,
-            N::Cat(h, t) => self.cat_d(h, t, m, tr)?,
+            N::Star(_) => self.cat_d(e, EPS, m, tr),
+            N::Cat(h, t) => self.cat_d(h, t, m, tr),
         };
         if plain {
             self.memo.insert(key, r);
         }
-        Ok(r)
+        r
     }
 
     /// The derivative of `h·t`, `t` the whole rest of the subject.
-    fn cat_d(&mut self, h: Id, t: Id, m: usize, tr: &[Id]) -> Result<Id, String> {
+    fn cat_d(&mut self, h: Id, t: Id, m: usize, tr: &[Id]) -> Id {
         if self.fl(h) & LOOK == 0 {
-            let dh = self.d(h, m, tr)?;
-            let a = self.cat(dh, t)?;
+            let dh = self.d(h, m, tr);
+            let a = self.cat(dh, t);
             return if self.fl(h) & NUL != 0 {
-                let b = self.d(t, m, tr)?;
+                let b = self.d(t, m, tr);
                 self.alt(vec![a, b], false)
             } else {
-                Ok(a)
+                a
             };
         }
         match self.nodes[h as usize].clone() {
             N::Alt(v) => {
                 let mut out = Vec::new();
                 for a in v {
-                    let c = self.cat(a, t)?;
-                    out.push(self.d(c, m, tr)?);
+                    let c = self.cat(a, t);
+                    out.push(self.d(c, m, tr));
                 }
                 self.alt(out, false)
             }
             N::Star(r) => {
                 // An iteration that reads nothing only adds assertions: a
                 // path back to this state before reading is cut.
-                let e = self.cat(h, t)?;
+                let e = self.cat(h, t);
                 if self.stack.contains(&e) {
-                    return Ok(FAIL);
+                    return FAIL;
                 }
                 if self.stack.len() > 200 {
-                    return Err("lookaround nested too deeply in repetitions".into());
+                    self.over = true;
+                    return FAIL;
                 }
                 self.stack.push(e);
-                let c = self.cat(r, e)?;
+                let c = self.cat(r, e);
                 let a = self.d(c, m, tr);
                 let b = self.d(t, m, tr);
                 self.stack.pop();
-                self.alt(vec![a?, b?], false)
+                self.alt(vec![a, b], false)
             }
             N::Ahead(b, neg) => {
-                let p = self.cat(b, self.any_star)?;
-                let p = if neg { self.not(p)? } else { p };
-                let x = self.alt(vec![p, t], true)?;
+                let p = self.cat(b, self.any_star);
+                let p = if neg { self.not(p) } else { p };
+                let x = self.alt(vec![p, t], true);
                 self.d(x, m, tr)
             }
             N::Behind(..) => {
                 if self.nullable(h, tr) {
                     self.d(t, m, tr)
                 } else {
-                    Ok(FAIL)
+                    FAIL
                 }
             }
             // `Cat` heads are flattened; `And`/`Not` only stand for whole states.
-            _ => Ok(FAIL),
+            _ => FAIL,
         }
     }
 }
@@ -478,15 +481,16 @@ pub fn language(h: &Hir, search: bool) -> Result<Hir, String> {
         memo: Default::default(),
         stack: Vec::new(),
         any_star: 0,
+        over: false,
     };
-    x.mk(N::Fail)?;
-    x.mk(N::Eps)?;
-    let a = x.class(any())?;
-    x.any_star = x.star(a)?;
+    x.mk(N::Fail);
+    x.mk(N::Eps);
+    let a = x.class(any());
+    x.any_star = x.star(a);
     let mut e = x.conv(h, false)?;
     if search {
-        e = x.cat(e, x.any_star)?;
-        e = x.cat(x.any_star, e)?;
+        e = x.cat(e, x.any_star);
+        e = x.cat(x.any_star, e);
     }
     let mts = minterms(&x.classes);
     x.reps = mts.iter().map(|c| c.ranges()[0].start()).collect();
@@ -505,7 +509,7 @@ pub fn language(h: &Hir, search: bool) -> Result<Hir, String> {
         i += 1;
         acc.push(x.nullable(e, &tr));
         for m in 0..nm {
-            let e2 = x.d(e, m, &tr)?;
+            let e2 = x.d(e, m, &tr);
             if e2 == FAIL {
                 next.push(DEAD);
                 continue;
@@ -513,13 +517,16 @@ pub fn language(h: &Hir, search: bool) -> Result<Hir, String> {
             let mut tr2 = Vec::new();
             if x.fl(e2) & BEHIND != 0 {
                 for &t in &tr {
-                    tr2.push(x.d(t, m, &tr)?);
+                    tr2.push(x.d(t, m, &tr));
                 }
             }
             let mut k = vec![e2];
             k.extend_from_slice(&tr2);
             let n = states.len() as u32;
             let id = *index.entry(k).or_insert(n);
+            if x.over {
+                return Err(format!("a pattern with lookaround needs over {MAX_NODES} regex nodes"));
+            }
             if id == n {
                 if states.len() >= MAX_STATES {
                     return Err(format!("a pattern with lookaround needs over {MAX_STATES} states (limit maxLookaroundStates)"));
@@ -529,8 +536,11 @@ pub fn language(h: &Hir, search: bool) -> Result<Hir, String> {
             next.push(id);
         }
     }
+    if x.over {
+        return Err(format!("a pattern with lookaround needs over {MAX_NODES} regex nodes"));
+    }
     drop(x);
-    Ok(to_hir(&minimize(next, acc, nm), &mts)?)
+    to_hir(&minimize(next, acc, nm), &mts)
 }
 
 /// Moore's minimization of a DFA (`next[s * nm + m]`, `DEAD`), states that
