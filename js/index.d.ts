@@ -414,6 +414,8 @@ export interface Limits {
   readonly maxRegexProductStates: number;
   /** Anchored alternatives of a regex with inner `^`/`$` (64). */
   readonly maxAnchoredAlternatives: number;
+  /** DFA states of a pattern with lookaround (4096). */
+  readonly maxLookaroundStates: number;
   /** Nesting of `(`, `[`, `{` in a Lark grammar (200). */
   readonly maxGrammarNesting: number;
   /** Group nesting of a terminal regex when its width is computed (500). */

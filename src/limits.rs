@@ -118,6 +118,9 @@ limits! {
     max_regex_product_states / "maxRegexProductStates" = 200_000,
     /// Most anchored alternatives a regex with inner `^`/`$` expands into.
     max_anchored_alternatives / "maxAnchoredAlternatives" = 64,
+    /// Most DFA states of a pattern with lookaround (`(?=`, `(?!`, `(?<=`,
+    /// `(?<!`); the regex it becomes has at most 16 times as many nodes.
+    max_lookaround_states / "maxLookaroundStates" = 4096,
 
     // ---- Lark grammars
     /// Deepest nesting of `(`, `[`, `{` in a Lark grammar.

@@ -8,11 +8,12 @@
 //! (`\Z`, octal/hex escapes, verbose mode, inline flags `i m s x`, named
 //! groups, …). Anchors: a leading `^`/`\A` and a trailing `$`/`\Z` are
 //! no-ops under fullmatch; anchors elsewhere are resolved when they can only
-//! match at the ends (`a|^b`), else refused. Unsupported, with an error
-//! naming the construct: backreferences (`\1`, `(?P=name)`), look-around
-//! (`(?=`, `(?!`, `(?<=`, `(?<!`), `\b`/`\B`, atomic groups and possessive
-//! quantifiers, conditional groups, the `a`/`L` flags, `\N{...}`, and the
-//! multi-line `^`/`$` (flag `m`). Semantics of `\d`, `\w`, `\s` are Unicode,
+//! match at the ends (`a|^b`). Lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`,
+//! the text being the subject), `\b`/`\B` and anchors anywhere are
+//! compiled exactly (`regex::look`). Unsupported, with an error naming the
+//! construct: backreferences (`\1`, `(?P=name)`), atomic groups and
+//! possessive quantifiers, conditional groups, the `a`/`L` flags,
+//! `\N{...}`, and the multi-line `^`/`$` (flag `m`). Semantics of `\d`, `\w`, `\s` are Unicode,
 //! as in Python 3 `str` patterns (CPython 3.11's tables, `regex/python/classes.rs`).
 
 use crate::grammar::{Cfg, LexerMode, NonterminalDef, Rule, Span, Symbol, TerminalDef, TerminalPattern};
@@ -29,12 +30,9 @@ pub fn fullmatch_regex(pattern: &str) -> Result<(String, bool)> {
     if pattern.len() > MAX_PATTERN {
         return Err(err!(Limit, "regex constraint: pattern longer than {MAX_PATTERN} characters"));
     }
-    let t = pyregex::translate(pattern, false).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
+    let t = pyregex::translate_whole(pattern).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
     if !t.unsupported.is_empty() {
         return Err(err!(Regex, "regex constraint {pattern:?}: unsupported: {}", t.unsupported.join(", ")));
-    }
-    if !t.lookaheads.is_empty() {
-        return Err(err!(Regex, "regex constraint {pattern:?}: unsupported: lookahead `(?!`"));
     }
     let hir = rx::parse_translated(pattern, &t.regex).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
     let full = rx::fullmatch_language(&hir).map_err(|e| err!(Regex, "regex constraint {pattern:?}: {e}"))?;
@@ -93,8 +91,22 @@ mod tests {
     }
 
     #[test]
+    fn lookaround() {
+        // The subject is the whole text; Lark's string idiom is not applied
+        // (under fullmatch `".*?(?<!\\)"` matches `"a"b"`).
+        assert!(accepts(r#"".*?(?<!\\)""#, r#""a"b""#) && !accepts(r#"".*?(?<!\\)""#, r#""a\""#));
+        assert!(accepts(r"(?!ab)\w+", "ba") && !accepts(r"(?!ab)\w+", "abc"));
+        assert!(accepts(r"a(?=b)\w", "ab") && !accepts(r"a(?=b)\w", "ac"));
+        assert!(accepts(r"\w+\b", "é1") && accepts(r"x\B\w", "xy") && accepts(r"x\b\W", "x-"));
+        assert!(to_cfg(r"x\B\W").is_err(), "matches nothing");
+        assert!(to_cfg(r"x\b\w").is_err(), "matches nothing");
+        assert!(accepts(r"\d+(?<!0)", "11") && !accepts(r"\d+(?<!0)", "10"));
+        assert!(to_cfg("(?=a)b").is_err(), "matches nothing");
+    }
+
+    #[test]
     fn unsupported() {
-        for p in [r"(a)\1", r"(?=a)a", r"(?<!a)b", r"\bword", "(?P<x>a)(?P=x)", "[", "a{2"] {
+        for p in [r"(a)\1", r"(?<=a+)b", r"(?<=(?=a)a)b", "(?P<x>a)(?P=x)", "[", "a{2"] {
             let r = to_cfg(p);
             if p == "a{2" {
                 // Python: a literal "{2".

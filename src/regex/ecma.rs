@@ -5,6 +5,7 @@
 use regex_syntax::hir::Hir;
 
 use super::lang::{parse_translated, push_literal};
+use super::look;
 
 /// ECMA-262 `\s`.
 const ECMA_WS: &str = r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
@@ -83,8 +84,9 @@ fn char_escape(chars: &[char], i: &mut usize, e: char) -> Result<Option<char>, S
 
 /// Translates an ECMA-262 regex (as used by JSON Schema's `pattern` and
 /// `patternProperties`, Unicode mode, no flags) into regex-syntax text.
-/// Unsupported: backreferences, look-around, `\b`/`\B` (reported when the
-/// anchors are resolved), `\k<name>`.
+/// Lookaround and `\b`/`\B` become lookaround groups ([`look::open`],
+/// compiled when the anchors are resolved). Unsupported: backreferences,
+/// `\k<name>`.
 pub fn ecma_to_regex(src: &str) -> Result<String, String> {
     let chars: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len() + 8);
@@ -104,9 +106,18 @@ pub fn ecma_to_regex(src: &str) -> Result<String, String> {
                     push_literal(&mut out, ch);
                 } else {
                     match e {
+                        // Word boundaries (ASCII `\w`) as lookaround.
                         'b' | 'B' => {
-                            out.push('\\');
-                            out.push(e);
+                            let w = "[0-9A-Za-z_])";
+                            let (p, q) = if e == 'b' { ('n', 'a') } else { ('a', 'n') };
+                            let n = out.len();
+                            out.push_str(&format!(
+                                "(?:{}{w}{}{w}|{}{w}{}{w})",
+                                look::open('b', n),
+                                look::open(p, n + 1),
+                                look::open('c', n + 2),
+                                look::open(q, n + 3)
+                            ));
                         }
                         'p' | 'P' => {
                             out.push('\\');
@@ -212,9 +223,13 @@ pub fn ecma_to_regex(src: &str) -> Result<String, String> {
                         i += 2;
                         out.push_str("(?:");
                     }
-                    (Some('='), _) | (Some('!'), _) => return Err("lookahead (?= / (?! is not supported".into()),
+                    (Some('='), _) | (Some('!'), _) => {
+                        out.push_str(&look::open(if chars[i + 1] == '=' { 'a' } else { 'n' }, out.len()));
+                        i += 2;
+                    }
                     (Some('<'), Some('=')) | (Some('<'), Some('!')) => {
-                        return Err("lookbehind (?<= / (?<! is not supported".into())
+                        out.push_str(&look::open(if chars[i + 2] == '=' { 'b' } else { 'c' }, out.len()));
+                        i += 3;
                     }
                     (Some('<'), _) => {
                         i += 2;

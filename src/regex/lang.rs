@@ -162,8 +162,12 @@ fn star(h: Hir) -> Hir {
 }
 
 /// The strings in which `h` finds a match (JSON Schema `pattern` semantics):
-/// `.*` added where the pattern is not anchored; anchors resolved.
+/// `.*` added where the pattern is not anchored; anchors resolved
+/// (lookaround compiled away, see [`super::look`]).
 pub fn search_language(h: &Hir) -> Result<Hir, String> {
+    if super::look::has(h) {
+        return super::look::language(h, true);
+    }
     let vs = variants(h)?;
     let alts: Vec<Hir> = vs
         .into_iter()
@@ -185,6 +189,9 @@ pub fn search_language(h: &Hir) -> Result<Hir, String> {
 /// The strings `h` matches completely (`re.fullmatch`): leading `^`/`\A` and
 /// trailing `$`/`\z` are no-ops, anchors elsewhere must be satisfiable.
 pub fn fullmatch_language(h: &Hir) -> Result<Hir, String> {
+    if super::look::has(h) {
+        return super::look::language(h, false);
+    }
     let vs = variants(h)?;
     let alts: Vec<Hir> = vs.into_iter().map(|v| v.body).collect();
     Ok(if alts.is_empty() { Hir::fail() } else { Hir::alternation(alts) })

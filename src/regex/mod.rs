@@ -10,7 +10,12 @@
 //!   constraint), with CPython's Unicode classes and `sre_parse`'s width
 //!   rules (Lark's terminal order); one-character negative lookaheads come
 //!   out as typed [`Lookahead`](crate::grammar::Lookahead)s, never as text;
-//! - [`ecma`]: ECMA-262 → regex-syntax (JSON Schema `pattern`);
+//! - [`ecma`]: ECMA-262 → regex-syntax (JSON Schema `pattern`), lookaround
+//!   and `\b`/`\B` as lookaround groups;
+//! - [`look`]: lookaround compiled exactly where the subject is the whole
+//!   text (schema patterns, the regex constraint; `python::translate_whole`),
+//!   by derivatives of an extended regex (intersection, complement) into
+//!   a plain HIR;
 //! - [`lang`]: language operations on regex-syntax text and HIR, shared by
 //!   the front ends and the schema oracle: anchors resolved for search or
 //!   full-match semantics, full-match DFAs, emptiness of intersections and
@@ -28,4 +33,5 @@
 
 pub mod ecma;
 pub mod lang;
+pub mod look;
 pub(crate) mod python;

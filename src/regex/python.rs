@@ -27,6 +27,7 @@
 use crate::grammar::{Lookahead, EMPTY_GROUP, MAX_LOOKAHEADS};
 
 use super::lang::push_literal;
+use super::look;
 
 mod classes;
 pub(crate) mod width;
@@ -490,7 +491,19 @@ fn string_idiom(chars: &[char], at: usize, lookaheads: usize) -> Option<(usize, 
 
 /// Translates a Python regex (the text between the slashes, Lark escapes
 /// included) into regex-syntax. `verbose` is the `x` flag.
-pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, String> {
+pub(crate) fn translate(src: &str, verbose: bool) -> Result<Translated, String> {
+    translate_in(src, verbose, false)
+}
+
+/// [`translate`] for a pattern whose subject is the whole text (the regex
+/// constraint): every lookaround, and `\b`/`\B`, becomes a lookaround
+/// group ([`look::open`]), compiled exactly by the regex layer; Lark's
+/// string idioms (lexer semantics) are not applied.
+pub(crate) fn translate_whole(src: &str) -> Result<Translated, String> {
+    translate_in(src, false, true)
+}
+
+fn translate_in(src: &str, mut verbose: bool, look: bool) -> Result<Translated, String> {
     let chars: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len() + 8);
     let mut unsupported = Vec::new();
@@ -501,7 +514,7 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
     while i < chars.len() {
         let c = chars[i];
         i += 1;
-        if c == '.' || c == '(' {
+        if (c == '.' || c == '(') && !look {
             if let Some((n, emit, guard)) = string_idiom(&chars, i - 1, lookaheads.len()) {
                 if let Some((at, not)) = guard {
                     lookaheads.push(Lookahead { at: out.len() + at, not });
@@ -521,6 +534,14 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
                 match e {
                     'Z' => out.push_str("\\z"),
                     'd' | 'D' | 's' | 'S' | 'w' | 'W' => out.push_str(&python_class(e)),
+                    'b' | 'B' if look => {
+                        // Word boundaries (Python's `\w`) as lookaround.
+                        let w = python_class('w') + ")";
+                        let (p, q) = if e == 'b' { ('n', 'a') } else { ('a', 'n') };
+                        let n = out.len();
+                        let t = format!("(?:{}{w}{}{w}|{}{w}{}{w})", look::open('b', n), look::open(p, n + 1), look::open('c', n + 2), look::open(q, n + 3));
+                        out.push_str(&t);
+                    }
                     'A' | 'b' | 'B' => {
                         out.push('\\');
                         out.push(e);
@@ -567,10 +588,23 @@ pub(crate) fn translate(src: &str, mut verbose: bool) -> Result<Translated, Stri
             '(' if chars.get(i) == Some(&'?') => {
                 i += 1;
                 let rest = |k: usize, s: &str| s.chars().enumerate().all(|(n, c)| chars.get(k + n) == Some(&c));
+                let kind = ["=", "!", "<=", "<!"].iter().position(|p| rest(i, p)).filter(|_| look);
+                if let Some(k) = kind {
+                    if k >= 2 {
+                        let end = group_end(&chars, i + 2).ok_or("missing ), unterminated subpattern")?;
+                        let body: String = chars[i + 2..end].iter().collect();
+                        if !matches!(width::width(&body), width::Width::Exact(a, b) if a == b) {
+                            return Err("look-behind requires fixed-width pattern".into());
+                        }
+                    }
+                    out.push_str(&look::open(b"anbc"[k] as char, out.len()));
+                    i += 1 + k / 2;
+                    continue;
+                }
                 let body = if rest(i, "!") { group_end(&chars, i + 1) } else { None };
                 let body = body.filter(|_| lookaheads.len() < MAX_LOOKAHEADS).and_then(|end| {
                     let text: String = chars[i + 1..end].iter().collect();
-                    let inner = translate(&text, verbose).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads.is_empty())?;
+                    let inner = translate_in(&text, verbose, false).ok().filter(|t| t.unsupported.is_empty() && t.lookaheads.is_empty())?;
                     Some((end, inner.regex))
                 });
                 if let Some((end, not)) = body {

@@ -22,6 +22,7 @@ mod lark_order;
 mod layers;
 mod lazy;
 mod lexer;
+mod lookaround;
 mod oracle;
 mod schema_generate;
 mod schema_suite;

@@ -922,7 +922,7 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     if !bad.is_empty() {
         return Err(err!(
             Grammar,
-            "{}: {} terminal(s) use lookaround or backreferences, which the lexer cannot support; rewrite them without:\n{}",
+            "{}: {} terminal(s) use lookaround or backreferences, which terminals do not support yet (see docs/lark.md); rewrite them without:\n{}",
             b.root_file,
             bad.len(),
             bad.join("\n")

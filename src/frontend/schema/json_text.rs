@@ -167,8 +167,11 @@ mod tests {
         let r = pattern_string_regex("^\\p{L}+$").unwrap();
         assert!(full(&r, "\"é\""));
         assert!(pattern_string_regex("a\\1").is_err());
-        assert!(pattern_string_regex("(?=a)").is_err());
-        assert!(pattern_string_regex("\\bfoo").is_err());
+        let r = pattern_string_regex("^(?!org\\.bukkit\\.)[a-zA-Z0-9_.]+$").unwrap();
+        assert!(full(&r, "\"org.x\"") && !full(&r, "\"org.bukkit.x\"") && !full(&r, "\"a-b\""));
+        let r = pattern_string_regex("\\bfoo").unwrap();
+        assert!(full(&r, "\"a foo\"") && !full(&r, "\"afoo\""));
+        assert!(pattern_string_regex("(?<=(?=a))").is_err());
         assert!(pattern_string_regex("[").is_err());
     }
 
