@@ -60,6 +60,7 @@ fn lark_corpus_adversarial() {
         .collect();
     let [grammars, completed, _walks, replayed, accepted, disagreements] = nums[..] else { panic!("summary: {summary}") };
     assert!(grammars >= MIN_GRAMMARS, "only {grammars} grammars judged (expected at least {MIN_GRAMMARS}): {summary}");
-    assert!(completed >= grammars && replayed > accepted && accepted > 0, "too little was judged: {summary}");
+    // Walks are time-boxed (a loaded machine completes fewer), so only "some" is asserted.
+    assert!(completed > 0 && replayed > accepted && accepted > 0, "too little was judged: {summary}");
     assert_eq!(disagreements, 0, "{summary}");
 }
