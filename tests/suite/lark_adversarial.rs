@@ -15,9 +15,9 @@
 //! Any disagreement fails the test; the script prints it with a minimized text and a ready
 //! case line for tests/data/lark_adversarial.jsonl.
 //!
-//! Tiers: the default runs 3 walks, 8 sentences and 40 mutants per grammar (each grammar's
-//! walks boxed to 8 s); `GRAMMASK_FULL=1` runs 40 walks, 40 sentences and 600 mutants (walks
-//! boxed to 300 s). `GRAMMASK_SEED` (default 1) picks the walks and texts. Needs
+//! Tiers: the default runs 2 walks, 6 sentences and 30 mutants per grammar (each grammar's
+//! walks boxed to 4 s); `GRAMMASK_FULL=1` runs 40 walks, 40 sentences and 600 mutants (walks
+//! boxed to 120 s). `GRAMMASK_SEED` (default 1) picks the walks and texts. Needs
 //! `.venv-lark` and grammars/thirdparty/ (scripts/setup/setup.sh makes both).
 
 use crate::common::root;
@@ -37,7 +37,7 @@ const MIN_GRAMMARS: usize = 21;
 fn lark_corpus_adversarial() {
     let py = root().join(".venv-lark/bin/python");
     assert!(py.exists(), "{} is missing: run scripts/setup/setup.sh (it makes .venv-lark and grammars/thirdparty/)", py.display());
-    let (walks, sentences, mutants, timeout) = if full() { ("40", "40", "600", "300") } else { ("3", "8", "40", "8") };
+    let (walks, sentences, mutants, timeout) = if full() { ("40", "40", "600", "120") } else { ("2", "6", "30", "4") };
     let seed = std::env::var("GRAMMASK_SEED").unwrap_or_else(|_| "1".into());
     let args = ["--walks", walks, "--sentences", sentences, "--mutants", mutants, "--walk-timeout", timeout, "--seed", &seed];
     let out = Command::new(&py)
