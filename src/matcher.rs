@@ -677,6 +677,12 @@ impl Matcher {
                 walk::step(cx, *l, *x, b, &mut |l2, z, syms| {
                     let mut e = ext.clone();
                     e.extend_from_slice(syms);
+                    // Pruned as soon as the parser refuses (viable prefixes are prefix-closed, so
+                    // the check at the end would refuse it too): contextual mode branches would
+                    // otherwise multiply per byte (6^k on a run of k `;` in syncode's java.lark).
+                    if !syms.is_empty() && !from.parser.accepts2(&st.grammar, &from.configs[*ci].pending, &e) {
+                        return;
+                    }
                     let item = (l2, z, e, *ci);
                     if !next.contains(&item) {
                         next.push(item);

@@ -385,6 +385,13 @@ def sample_sentence(rng, lk, budget=60):
 
 
 def lark_accepts(lk, text):
+    """The judge: does Lark's parser (as loaded by lark_load) accept the whole text? Bytes that
+    are not UTF-8 are no text Lark can be given: rejected. Every verdict of this script comes from here."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
     try:
         lk.parse(text)
         return True
@@ -543,25 +550,290 @@ def table(args):
         print(f"| {row['file']} | {src} | " + " | ".join(cells) + " |")
     return 1 if bad else 0
 
+# ---------------------------------------------------------------- adversarial texts
+
+# Characters the adversarial mutations insert: control characters, non-ASCII text whose Python `re`
+# classes are traps (`\d` matches Arabic-Indic digits, `\s` NEL and U+2028, `(?i)` folds the Kelvin
+# sign and long s), zero-width and combining marks, a BOM, astral-plane emoji, and whitespace runs.
+ADV_CTRL = [chr(c) for c in range(0x20)] + ["\x7f"]
+ADV_NONASCII = ["é", "ß", "ı", "İ", "ſ", "\u212a", "中", "😀", "\u00a0", "\u0085", "\u2028", "\u200b", "\u0301",
+                "\ufeff", "٣", "²", "ａ", "Ω", "\u00ad"]
+ADV_SPACE = [" ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\\\n", "  ", "\n\n"]
+
+
+def adv_mutate(rng, text, pool):
+    """One to three edits of `text`: a control, non-ASCII, whitespace or literal inserted, a slice
+    deleted, a slice or one character repeated into a run (up to 8), two characters swapped."""
+    for _ in range(rng.randint(1, 3)):
+        n = len(text)
+        i = rng.randrange(n + 1)
+        op = rng.choice(["ctrl", "nonascii", "space", "lit", "delete", "run", "swap"])
+        if op == "ctrl":
+            text = text[:i] + rng.choice(ADV_CTRL) + text[i:]
+        elif op == "nonascii":
+            text = text[:i] + rng.choice(ADV_NONASCII) + text[i:]
+        elif op == "space":
+            text = text[:i] + rng.choice(ADV_SPACE) + text[i:]
+        elif op == "lit":
+            text = text[:i] + rng.choice(pool) + text[i:]
+        elif op == "delete" and n:
+            j = min(n, i + rng.randint(1, 3))
+            text = text[:i] + text[j:]
+        elif op == "run" and n:
+            i = min(i, n - 1)
+            j = min(n, i + rng.choice([1, 1, 2, 3]))
+            # Runs stay short: longer runs of some tokens make the matcher exponential (docs/lark.md).
+            text = text[:i] + text[i:j] * rng.randint(2, 8) + text[j:]
+        elif op == "swap" and n > 1:
+            i = min(i, n - 2)
+            text = text[:i] + text[i + 1] + text[i] + text[i + 2:]
+    return text
+
+
+def write_texts(work, texts, tag):
+    """Writes texts (str or bytes) as files under work/tag/; returns (list file, file names)."""
+    d = os.path.join(work, tag)
+    os.makedirs(d)
+    names = []
+    for k, t in enumerate(texts):
+        name = f"{tag}{k:05d}"
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(t if isinstance(t, bytes) else t.encode("utf-8", "surrogatepass"))
+        names.append(name)
+    lst = os.path.join(work, tag + ".list")
+    with open(lst, "w") as f:
+        f.write("".join(os.path.join(d, n) + "\n" for n in names))
+    return lst, names
+
+
+def grammask_verdicts(path, start, tokenizer, texts, work, tag, timeout=None):
+    """grammask on each text: (check, parse) verdicts. check: the matcher (`grammask check
+    --grammar`, a per-request store): every token of the tokenizer's encoding in the mask and EOS
+    allowed at the end, the text as written (check's forgiven trailing newline counts as a refusal).
+    parse: the recognizer. A text that is not UTF-8 is refused by both. Raises on a grammask error."""
+    lst, names = write_texts(work, texts, tag)
+    p = subprocess.run([GRAMMASK, "check", "--grammar", path, "--start", start, "--tokenizer", tokenizer,
+                        "--json", "--files-from", lst], capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"grammask check exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    chk = {}
+    for j in map(json.loads, [l for l in p.stdout.splitlines() if l.startswith("{")]):
+        if "file" in j:
+            chk[os.path.basename(j["file"])] = (j["ok"] and not j["trailing_newline_ignored"], j["error"])
+    prs = grammask_parse(path, start, lst, None)
+    if isinstance(prs, str):
+        raise RuntimeError(f"grammask parse: {prs}")
+    return [(chk.get(n, (False, "not UTF-8")), prs.get(n, False)) for n in names]
+
+
+def minimize(text, still, rounds=40, cap=1500):
+    """A shorter text on which the disagreement `still` (a batch predicate) holds: chunk deletions
+    (halves, quarters, ..., single characters), the shortest surviving candidate each round."""
+    cur = text
+    for _ in range(rounds):
+        n = len(cur)
+        cands = []
+        seen = set()
+        k = max(1, n // 2)
+        while True:
+            for i in range(0, n, k):
+                c = cur[:i] + cur[i + k:]
+                if c not in seen:
+                    seen.add(c)
+                    cands.append(c)
+            if k == 1:
+                break
+            k //= 2
+        cands = cands[:cap]
+        ok = [c for c, v in zip(cands, still(cands)) if v]
+        if not ok:
+            break
+        cur = min(ok, key=len)
+    return cur
+
+
+def load_cases(path):
+    cases = []
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for k, line in enumerate(f, 1):
+                if line.strip() and not line.startswith("#"):
+                    try:
+                        cases.append(json.loads(line))
+                    except json.JSONDecodeError as e:
+                        sys.exit(f"{path}:{k}: {e}")
+    return cases
+
+
+def adversarial_one(row, args, cases):
+    path = os.path.join(TP, row["file"])
+    start = row["start"]
+    lk, err = lark_load(path, start, args.lark_lexer)
+    if lk is None:
+        return {"file": row["file"], "skipped": f"Lark refuses: {err}"}
+    p = subprocess.run([GRAMMASK, "parse", "--grammar", path, "--start", start, os.devnull], capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        why = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[0]
+        return {"file": row["file"], "skipped": "grammask refuses: " + why[:200]}
+    work = tempfile.mkdtemp(prefix="lark-adv-")
+    rng = random.Random(f"{args.seed}:{row['file']}")
+    pool = literals(lk)
+    res = {"file": row["file"], "walks": args.walks, "completed": 0, "replayed": 0, "lark_accepted": 0, "check_agree": 0, "parse_agree": 0,
+           "cases": 0, "disagree": []}
+    try:
+        # 1. Walks through the masks, biased to adversarial tokens; every completed text must parse.
+        walks = []
+        if args.walks:
+            gdir = os.path.join(work, "gen")
+            # Samples are written as they complete: over --walk-timeout, the ones written count.
+            p = subprocess.Popen([GRAMMASK, "generate", "--grammar", path, "--start", start, "--tokenizer", args.tokenizer,
+                                  "--count", str(args.walks), "--seed", str(rng.randrange(1 << 32)),
+                                  "--max-tokens", str(args.max_tokens), "--finish-after", str(args.max_tokens * 2 // 3),
+                                  "--finish-by", "eos-lookahead", "--adversarial", str(args.adversarial), "--out-dir", gdir],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                _, err = p.communicate(timeout=args.walk_timeout)
+                if p.returncode not in (0, 1):
+                    raise RuntimeError(f"grammask generate exited {p.returncode}: {err.strip()[-400:]}")
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                res["walk_timeout"] = True
+            for f in sorted(glob.glob(os.path.join(gdir, "*"))):
+                walks.append(open(f, "rb").read())
+        res["completed"] = len(walks)
+        for w in walks:
+            if not lark_accepts(lk, w):
+                res["disagree"].append({"kind": "walk", "text": w.decode("utf-8", "backslashreplace"), "lark": False, "grammask": True})
+        # 2. Replays: sentences sampled from Lark's rules, the completed walks (so a walk that Lark
+        # parses but whose own tokenization grammask refuses is caught), adversarial mutations of
+        # both, and the regression cases of --cases; Lark labels each, grammask must agree.
+        sents = [x for x in (sample_sentence(rng, lk) for _ in range(args.sentences)) if x is not None]
+        seeds = sents + [w.decode("utf-8") for w in walks if lark_accepts(lk, w)]
+        texts = list(seeds)
+        if seeds:
+            texts += [adv_mutate(rng, rng.choice(seeds), pool) for _ in range(args.mutants)]
+        mine = [c for c in cases if c["grammar"] == row["file"]]
+        for c in mine:
+            if lark_accepts(lk, c["text"]) != c["lark"]:
+                res["disagree"].append({"kind": "stale case", "text": c["text"], "lark": not c["lark"], "grammask": None,
+                                        "detail": f"--cases says Lark {'accepts' if c['lark'] else 'rejects'} it"})
+        texts += [c["text"] for c in mine]
+        res["cases"] = len(mine)
+        want = [lark_accepts(lk, t) for t in texts]
+        try:
+            got = grammask_verdicts(path, start, args.tokenizer, texts, work, "rep", args.replay_timeout)
+        except subprocess.TimeoutExpired:
+            res["disagree"].append({"kind": "replay over time box", "text": "", "lark": None, "grammask": None,
+                                    "detail": f"grammask check took over {args.replay_timeout:g} s on {len(texts)} texts"})
+            return res
+        res["replayed"] = len(texts)
+        res["lark_accepted"] = sum(want)
+        res["check_agree"] = sum(w == g[0][0] for w, g in zip(want, got))
+        res["parse_agree"] = sum(w == g[1] for w, g in zip(want, got))
+        rounds = [0]
+
+        def still(kind, lark):
+            def pred(cands):
+                rounds[0] += 1
+                g = grammask_verdicts(path, start, args.tokenizer, cands, work, f"min{rounds[0]}")
+                return [lark_accepts(lk, c) == lark and (v[0][0] if kind == "check" else v[1]) != lark for c, v in zip(cands, g)]
+            return pred
+
+        for t, w, (c, prs) in zip(texts, want, got):
+            for kind, verdict, detail in (("check", c[0], c[1]), ("parse", prs, None)):
+                if verdict != w and len([d for d in res["disagree"] if d["kind"] == kind]) < args.show:
+                    small = minimize(t, still(kind, w)) if args.minimize else t
+                    res["disagree"].append({"kind": kind, "text": t, "minimal": small, "lark": w, "grammask": verdict, "detail": detail})
+                elif verdict != w:
+                    res.setdefault("more", 0)
+                    res["more"] += 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return res
+
+
+def adversarial(args):
+    """Adversarial agreement with Lark (docs/lark.md, "Adversarial texts")."""
+    cases = load_cases(args.cases)
+    known = {r["file"] for r in manifest()}
+    for c in cases:
+        if c.get("grammar") not in known or not isinstance(c.get("text"), str) or not isinstance(c.get("lark"), bool):
+            sys.exit(f"{args.cases}: a case needs grammar (a manifest file), text and lark (bool): {c}")
+    rc = 0
+    out = []
+    tot = {"walks": 0, "completed": 0, "replayed": 0, "lark_accepted": 0, "disagree": 0, "grammars": 0}
+    for row in selected(args.names):
+        r = adversarial_one(row, args, cases)
+        out.append(r)
+        if "skipped" in r:
+            print(f"{r['file']}: skipped ({r['skipped']})", flush=True)
+            continue
+        n = len(r["disagree"]) + r.get("more", 0)
+        tot["grammars"] += 1
+        for k in ("walks", "completed", "replayed", "lark_accepted"):
+            tot[k] += r[k]
+        tot["disagree"] += n
+        tb = f" (time box {args.walk_timeout:g} s)" if r.get("walk_timeout") else ""
+        print(f"{r['file']}: {r['completed']}/{r['walks']} walks completed{tb}, all parsed by Lark: "
+              f"{'yes' if not any(d['kind'] == 'walk' for d in r['disagree']) else 'NO'}; "
+              f"{r['replayed']} replayed ({r['lark_accepted']} Lark-accepted, {r['cases']} cases): "
+              f"check {r['check_agree']}/{r['replayed']}, parse {r['parse_agree']}/{r['replayed']} agree", flush=True)
+        for d in r["disagree"]:
+            rc = 1
+            print(f"    {d['kind']}: lark={d['lark']} grammask={d['grammask']}: {d['text'][:200]!r}")
+            if d.get("minimal") is not None and d["minimal"] != d["text"]:
+                print(f"        minimal: {d['minimal']!r}")
+            if d.get("detail"):
+                print(f"        {d['detail'][:300]}")
+            if d["kind"] in ("walk", "check", "parse"):
+                print("        case: " + json.dumps({"grammar": r["file"], "text": d.get("minimal") or d["text"], "lark": d["lark"]}, ensure_ascii=False))
+        if r.get("more"):
+            rc = 1
+            print(f"    ... {r['more']} more disagreements")
+    print(f"[adversarial] {tot['grammars']} grammars: {tot['completed']}/{tot['walks']} walks completed, "
+          f"{tot['replayed']} texts replayed ({tot['lark_accepted']} Lark-accepted), {tot['disagree']} disagreements")
+    if args.json_out:
+        json.dump(out, open(args.json_out, "w"), indent=1)
+    return rc
+
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["setup", "check", "agree", "table"])
+    ap.add_argument("mode", choices=["setup", "check", "agree", "table", "adversarial"])
     ap.add_argument("names", nargs="*")
     ap.add_argument("--texts", type=int, default=100, help="random strings and mutations each, per grammar")
     ap.add_argument("--gen", type=int, default=0, help="grammask generations per grammar (needs --tokenizer)")
     ap.add_argument("--gen-timeout", type=float, default=600,
                     help="seconds for a grammar's generations; over it the grammar's matcher column is not measured")
-    ap.add_argument("--tokenizer", default=os.path.join(ROOT, "models", "smollm2-135m-instruct", "tokenizer.json"),
-                    help="a byte-level tokenizer (Llama-2 prepends a space when encoding, so `check` would replay another text)")
+    ap.add_argument("--tokenizer", default=None,
+                    help="a byte-level tokenizer (Llama-2 prepends a space when encoding, so `check` would replay another text); default: SmolLM2's, Llama-3's for adversarial")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lexer", default=None, help="grammask --lexer (default: the grammar's own mode)")
     ap.add_argument("--lark-lexer", default="contextual")
     ap.add_argument("--json-out")
+    adv = ap.add_argument_group("adversarial")
+    adv.add_argument("--walks", type=int, default=10, help="walks through the masks per grammar (completed ones are judged)")
+    adv.add_argument("--max-tokens", type=int, default=150,
+                     help="tokens per walk before it is given up (it steers toward the end after two thirds)")
+    adv.add_argument("--adversarial", type=float, default=0.4, help="grammask generate --adversarial: the share of adversarial draws")
+    adv.add_argument("--walk-timeout", type=float, default=60,
+                     help="seconds for a grammar's walks; the walks completed by then are judged")
+    adv.add_argument("--replay-timeout", type=float, default=600,
+                     help="seconds for a grammar's replay (`grammask check`); over it counts as a failure")
+    adv.add_argument("--sentences", type=int, default=20, help="sentences sampled from Lark's rules per grammar (replay seeds)")
+    adv.add_argument("--mutants", type=int, default=100, help="adversarial mutations of the seeds per grammar, labelled by Lark")
+    adv.add_argument("--cases", default=os.path.join(ROOT, "tests", "data", "lark_adversarial.jsonl"),
+                     help="regression cases (JSON lines: grammar, text, lark), replayed with the grammar's texts")
+    adv.add_argument("--show", type=int, default=3, help="disagreements shown (and minimized) per grammar and kind")
+    adv.add_argument("--no-minimize", dest="minimize", action="store_false")
     # Names may follow the options (`table --texts 100 json`, as the docstring writes it)
     # or come before them: intermixed parsing takes both.
     args = ap.parse_intermixed_args()
-    return {"setup": setup, "check": check, "agree": agree, "table": table}[args.mode](args)
+    if args.tokenizer is None:  # adversarial: Llama-3's (byte-level, no space prepended; in every setup)
+        args.tokenizer = os.path.join(ROOT, "models", "llama3" if args.mode == "adversarial" else "smollm2-135m-instruct", "tokenizer.json")
+    return {"setup": setup, "check": check, "agree": agree, "table": table, "adversarial": adversarial}[args.mode](args)
 
 
 if __name__ == "__main__":

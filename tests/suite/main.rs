@@ -18,6 +18,7 @@ mod frontend;
 mod gbnf;
 mod key_order;
 mod lalr;
+mod lark_adversarial;
 mod lark_order;
 mod layers;
 mod lazy;

@@ -63,6 +63,13 @@ pub struct Args {
     /// after which EOS is allowed; the experiments' documented settings).
     #[arg(long, default_value = "fewest", value_parser = ["fewest", "eos-lookahead"])]
     finish_by: String,
+    /// Probability of drawing the next token adversarially (before --finish-after):
+    /// among the allowed tokens of one class picked at random: control bytes,
+    /// non-ASCII bytes (partial UTF-8 included), whitespace only, ASCII
+    /// punctuation (comment and string delimiters), or the previous token again
+    /// (long runs). The Lark corpus harness uses it (scripts/lark/lark_corpus.py adversarial).
+    #[arg(long, default_value_t = 0.0)]
+    adversarial: f64,
     /// Write the samples here (sample_NNNN.txt).
     #[arg(long)]
     out_dir: PathBuf,
@@ -77,7 +84,14 @@ pub fn run(a: Args) -> Result<bool> {
         "never" => usize::MAX,
         n => n.parse().map_err(|_| Error::new(ErrorKind::Io, format!("--finish-after {n}: expected a number, auto or never")))?,
     };
-    let sampler = Sampler { max_tokens: a.max_tokens, eos_bias: a.eos_bias, short_bias: a.short_bias, finish_after, fewest: a.finish_by == "fewest" };
+    let sampler = Sampler {
+        max_tokens: a.max_tokens,
+        eos_bias: a.eos_bias,
+        short_bias: a.short_bias,
+        finish_after,
+        fewest: a.finish_by == "fewest",
+        adversarial: a.adversarial,
+    };
     let c = a.schema.constraint(a.regex.as_deref())?;
     if let Some(g) = &a.grammar {
         let Some(t) = &a.tokenizer else { return Err(Error::new(ErrorKind::Io, "--grammar needs --tokenizer")) };
@@ -111,6 +125,8 @@ struct Sampler {
     finish_after: usize,
     /// Steer by the fewest next tokens (else: EOS lookahead over random ASCII bytes).
     fewest: bool,
+    /// Probability of an adversarial draw (see `adversarial_pick`).
+    adversarial: f64,
 }
 
 fn cmd_generate(
@@ -121,7 +137,7 @@ fn cmd_generate(
     out_dir: &Path,
     json: bool,
 ) -> Result<bool> {
-    let Sampler { max_tokens, eos_bias, short_bias, finish_after, fewest } = *sampler;
+    let Sampler { max_tokens, eos_bias, short_bias, finish_after, fewest, adversarial } = *sampler;
     std::fs::create_dir_all(out_dir).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out_dir.display())))?;
     let eos: Vec<u32> = store.vocab().eos_ids().iter().map(|t| t.0).collect();
     let mut rng = Rng(seed);
@@ -134,6 +150,7 @@ fn cmd_generate(
         let mut text = Vec::new();
         let mut n = 0;
         let mut done = false;
+        let mut prev: Option<u32> = None;
         while n < max_tokens {
             m.fill_mask(&mut mask)?;
             crate::common::allowed_ids(&mask, &mut allowed);
@@ -147,6 +164,8 @@ fn cmd_generate(
                     Some(t) => t,
                     None => break,
                 }
+            } else if let Some(t) = (adversarial > 0.0 && rng.unit() < adversarial).then(|| adversarial_pick(&store, &allowed, &eos, prev, &mut rng)).flatten() {
+                t
             } else {
                 let mut cands: Vec<u32> = allowed.iter().copied().filter(|t| !eos.contains(t)).collect();
                 if short_bias > 0.0 && rng.unit() < short_bias {
@@ -162,6 +181,7 @@ fn cmd_generate(
             };
             m.commit_token(pick)?;
             n += 1;
+            prev = Some(pick);
             if eos.contains(&pick) {
                 done = true;
                 break;
@@ -185,6 +205,45 @@ fn cmd_generate(
         println!("{completed} completed samples of {attempts} attempts, mean {mean:.1} tokens, written to {}", out_dir.display());
     }
     Ok(completed == count)
+}
+
+/// An adversarial draw (--adversarial): one class of the allowed tokens (EOS
+/// left out) picked at random among the non-empty ones, then a token of it at
+/// random. Classes: some control byte (< 0x20 or 0x7f), some byte >= 0x80,
+/// whitespace only, one ASCII punctuation byte, and the previous token (a run).
+/// `None` when every class is empty.
+fn adversarial_pick(store: &grammask::store::MaskStore, allowed: &[u32], eos: &[u32], prev: Option<u32>, rng: &mut Rng) -> Option<u32> {
+    let bytes = |t: u32| store.vocab().token_bytes(grammask::ids::TokenId(t));
+    let mut classes: [Vec<u32>; 5] = Default::default();
+    for &t in allowed.iter().filter(|t| !eos.contains(t)) {
+        let b = bytes(t);
+        if b.is_empty() {
+            continue;
+        }
+        if b.iter().any(|&c| c < 0x20 || c == 0x7f) {
+            classes[0].push(t);
+        }
+        if b.iter().any(|&c| c >= 0x80) {
+            classes[1].push(t);
+        }
+        if b.iter().all(|c| b" \t\n\r\x0b\x0c".contains(c)) {
+            classes[2].push(t);
+        }
+        if let [c] = b {
+            if c.is_ascii_punctuation() {
+                classes[3].push(t);
+            }
+        }
+        if Some(t) == prev {
+            classes[4].push(t);
+        }
+    }
+    let full: Vec<&Vec<u32>> = classes.iter().filter(|c| !c.is_empty()).collect();
+    if full.is_empty() {
+        return None;
+    }
+    let c = full[rng.below(full.len() as u64) as usize];
+    Some(c[rng.below(c.len() as u64) as usize])
 }
 
 /// One step toward the end (see --finish-after). Candidates: the allowed
