@@ -153,3 +153,25 @@ export function tokenIdOf(store, text) {
   }
   throw new Error(`no token with bytes ${JSON.stringify(text)}`);
 }
+
+const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
+let tfp = null;
+/** transformers.js (www's copy), local models only (models/). */
+export async function transformersJs() {
+  if (!tfp) {
+    fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
+    tfp = import(TF).then((m) => {
+      m.env.allowRemoteModels = false;
+      m.env.localModelPath = path.join(ROOT, 'models') + path.sep;
+      return m;
+    });
+  }
+  return tfp;
+}
+const toks = new Map();
+/** transformers.js's tokenizer of models/NAME, loaded once. */
+export async function tokenizer(name) {
+  fixture(path.join('models', name, 'tokenizer.json'), 'run scripts/setup/setup.sh (models/)');
+  if (!toks.has(name)) toks.set(name, (await transformersJs()).AutoTokenizer.from_pretrained(name));
+  return toks.get(name);
+}

@@ -7,30 +7,10 @@
 // does not support are refused by name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { Matcher } from 'grammask';
 import { StructuredOutputProcessor, structuralTagToLark } from 'grammask/transformers';
-import { ROOT, fixture } from './helpers.mjs';
+import { tokenizer } from './helpers.mjs';
 
-const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
-let tfp = null;
-async function tf() {
-  if (!tfp) {
-    fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
-    tfp = import(TF).then((m) => {
-      m.env.allowRemoteModels = false;
-      m.env.localModelPath = path.join(ROOT, 'models') + path.sep;
-      return m;
-    });
-  }
-  return tfp;
-}
-const toks = new Map();
-async function tokenizer(name) {
-  fixture(path.join('models', name, 'tokenizer.json'), 'run scripts/setup/setup.sh (models/)');
-  if (!toks.has(name)) toks.set(name, (await tf()).AutoTokenizer.from_pretrained(name));
-  return toks.get(name);
-}
 const ids = (tok, text) => Array.from(tok.encode(text, { add_special_tokens: false }));
 
 /** Teacher-force token ids through a fresh matcher: null (accepted, complete), or the index of the refused token (length: incomplete). */

@@ -8,30 +8,10 @@
 // from the chat template (Qwen3) or refused with a clear error (SmolLM2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { Matcher } from 'grammask';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { ROOT, FULL, fixture } from './helpers.mjs';
+import { FULL, tokenizer } from './helpers.mjs';
 
-const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
-let tfp = null;
-async function tf() {
-  if (!tfp) {
-    fixture(TF, 'run scripts/setup/setup.sh (transformers.js)');
-    tfp = import(TF).then((m) => {
-      m.env.allowRemoteModels = false;
-      m.env.localModelPath = path.join(ROOT, 'models') + path.sep;
-      return m;
-    });
-  }
-  return tfp;
-}
-const toks = new Map();
-async function tokenizer(name) {
-  fixture(path.join('models', name, 'tokenizer.json'), 'run scripts/setup/setup.sh (models/)');
-  if (!toks.has(name)) toks.set(name, (await tf()).AutoTokenizer.from_pretrained(name));
-  return toks.get(name);
-}
 
 const TOOLS = [
   {

@@ -1592,15 +1592,7 @@ mod loop_tests {
                     seen.len()
                 };
                 merged += usize::from(states < plain_states);
-                let mut t = 0;
-                let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
-                let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t, true).0;
-                let mut sink = Collect { seqs: &mut seqs, out: HashMap::default(), transitions: 0 };
-                w.arena.clear();
-                w.arena.push((l, x, 0));
-                w.walk_range(cx, trie, 1, trie.node_count(), &mut sink);
-                let Collect { seqs: s2, out, .. } = sink;
-                let mut b = w.finish(cx, s2, out, None);
+                let (a, mut b) = walked_and_plain(&mut w, &mut seqs, &pv, cx, l, x);
                 super::super::streamline::merge(&mut b);
                 assert!(!w.over);
                 assert_eq!(a, b, "position ({l}, {x}): loop walk and plain walk differ");
@@ -1611,6 +1603,27 @@ mod loop_tests {
             looped > 200 && merged > 20 && cut > 20 && sliced > 20,
             "{looped} loop positions, {merged} merged, {cut} cut, {sliced} sliced"
         );
+    }
+
+    /// Position `(l, x)`'s entries as the store walks them (loops and the
+    /// text slice joined) and by the plain walk over the whole trie.
+    fn walked_and_plain(
+        w: &mut Walker,
+        seqs: &mut SeqInterner,
+        pv: &PreparedVocab,
+        cx: StepCtx<'_>,
+        l: u32,
+        x: u32,
+    ) -> (Entries, Entries) {
+        let trie = pv.trie();
+        let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
+        let a = w.entries_via_loop(cx, trie, &mut lw, seqs, l, x, &mut 0, true).0;
+        let mut sink = Collect { seqs, out: HashMap::default(), transitions: 0 };
+        w.arena.clear();
+        w.arena.push((l, x, 0));
+        w.walk_range(cx, trie, 1, trie.node_count(), &mut sink);
+        let Collect { seqs: s2, out, .. } = sink;
+        (a, w.finish(cx, s2, out, None))
     }
 
     /// A position whose lexeme every text character continues (free text,
@@ -1646,15 +1659,7 @@ mod loop_tests {
                 }
                 starts += usize::from(start);
                 compared += 1;
-                let (mut w, mut seqs, mut t) = (Walker::default(), SeqInterner::new(), 0);
-                let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
-                let a = w.entries_via_loop(cx, trie, &mut lw, &mut seqs, l, x, &mut t, true).0;
-                let mut sink = Collect { seqs: &mut seqs, out: HashMap::default(), transitions: 0 };
-                w.arena.clear();
-                w.arena.push((l, x, 0));
-                w.walk_range(cx, trie, 1, trie.node_count(), &mut sink);
-                let Collect { seqs: s2, out, .. } = sink;
-                let b = w.finish(cx, s2, out, None);
+                let (a, b) = walked_and_plain(&mut Walker::default(), &mut SeqInterner::new(), &pv, cx, l, x);
                 // Per token, its sequences: equal outside the slice; for a
                 // slice token, the sliced walk's are among the plain walk's
                 // and each of those extends one of them (the same mask, as
