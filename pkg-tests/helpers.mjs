@@ -175,3 +175,21 @@ export async function tokenizer(name) {
   if (!toks.has(name)) toks.set(name, (await transformersJs()).AutoTokenizer.from_pretrained(name));
   return toks.get(name);
 }
+
+/**
+ * Teacher-force token ids through fresh matcher `m` (freed here), checking at
+ * each step that the mask and `isAllowed` agree: null (accepted and
+ * complete), the index of the first refused token, or the length if the
+ * text is incomplete.
+ */
+export function refusedAt(m, tokIds) {
+  try {
+    for (let i = 0; i < tokIds.length; i++) {
+      const allowed = m.isAllowed(tokIds[i]);
+      if ((bit(m.computeMask(), tokIds[i]) === 1) !== allowed) throw new Error(`token ${i}: mask and isAllowed disagree`);
+      if (!allowed) return i;
+      m.commitToken(tokIds[i]);
+    }
+    return m.isAccepting() ? null : tokIds.length;
+  } finally { m.free(); }
+}

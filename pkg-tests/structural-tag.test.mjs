@@ -9,24 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Matcher } from 'grammask';
 import { StructuredOutputProcessor, structuralTagToLark } from 'grammask/transformers';
-import { tokenizer } from './helpers.mjs';
+import { tokenizer, refusedAt } from './helpers.mjs';
 
 const ids = (tok, text) => Array.from(tok.encode(text, { add_special_tokens: false }));
 
-/** Teacher-force token ids through a fresh matcher: null (accepted, complete), or the index of the refused token (length: incomplete). */
-function refusedAt(store, tokIds) {
-  const m = new Matcher(store);
-  try {
-    for (let i = 0; i < tokIds.length; i++) {
-      const allowed = m.isAllowed(tokIds[i]);
-      const mask = m.computeMask();
-      assert.equal(((mask[tokIds[i] >>> 5] >>> (tokIds[i] & 31)) & 1) === 1, allowed, 'mask and isAllowed agree');
-      if (!allowed) return i;
-      m.commitToken(tokIds[i]);
-    }
-    return m.isAccepting() ? null : tokIds.length;
-  } finally { m.free(); }
-}
+const refused = (store, tokIds) => refusedAt(new Matcher(store), tokIds);
 
 /** Through the processor (as generate() calls it): every token unmasked, then EOS allowed. */
 function throughProcessor(proc, tokIds, eos) {
@@ -74,7 +61,7 @@ for (const model of ['qwen3', 'llama3']) {
       '',
     ];
     for (const text of good) {
-      assert.equal(refusedAt(p.store, ids(tok, text)), null, `${JSON.stringify(text)} refused`);
+      assert.equal(refused(p.store, ids(tok, text)), null, `${JSON.stringify(text)} refused`);
     }
     throughProcessor(new StructuredOutputProcessor(tok, { type: 'structural_tag', format: FUNCTION_TAGS }), ids(tok, `Sure. ${CALL_W} ${CALL_T}`), eos);
     const bad = {
@@ -87,10 +74,10 @@ for (const model of ['qwen3', 'llama3']) {
       'the trigger spelled inside free text': 'text <function= more text',
     };
     for (const [what, text] of Object.entries(bad)) {
-      assert.notEqual(refusedAt(p.store, ids(tok, text)), null, `${what} accepted: ${text}`);
+      assert.notEqual(refused(p.store, ids(tok, text)), null, `${what} accepted: ${text}`);
     }
     // An unfinished tag is not complete (EOS refused there).
-    assert.equal(refusedAt(p.store, ids(tok, '<function=get_time>{"timezone": "UTC"}')) !== null, true);
+    assert.equal(refused(p.store, ids(tok, '<function=get_time>{"timezone": "UTC"}')) !== null, true);
   });
 }
 
@@ -102,26 +89,26 @@ test('web-llm shape ({ structural_tag }): its tool-use example, at_least_one and
   const call = (name, args) => `<tool_call>\n{"name": "${name}", "arguments": ${args}}\n</tool_call>`;
   for (const structural_tag of [st, JSON.stringify(st), st.format]) {
     const p = new StructuredOutputProcessor(tok, { type: 'structural_tag', structural_tag });
-    assert.equal(refusedAt(p.store, ids(tok, call('get_weather', '{"city": "Oslo"}'))), null);
-    assert.equal(refusedAt(p.store, ids(tok, `${call('get_weather', '{"city": "Oslo"}')}\n${call('get_time', '{"timezone": "UTC"}')}`)), null);
-    assert.notEqual(refusedAt(p.store, ids(tok, 'Let me check. ' + call('get_time', '{"timezone": "UTC"}'))), null, 'at_least_one: no text first');
-    assert.notEqual(refusedAt(p.store, ids(tok, call('get_weather', '{"town": "Oslo"}'))), null);
-    assert.notEqual(refusedAt(p.store, ids(tok, call('get_news', '{}'))), null);
+    assert.equal(refused(p.store, ids(tok, call('get_weather', '{"city": "Oslo"}'))), null);
+    assert.equal(refused(p.store, ids(tok, `${call('get_weather', '{"city": "Oslo"}')}\n${call('get_time', '{"timezone": "UTC"}')}`)), null);
+    assert.notEqual(refused(p.store, ids(tok, 'Let me check. ' + call('get_time', '{"timezone": "UTC"}'))), null, 'at_least_one: no text first');
+    assert.notEqual(refused(p.store, ids(tok, call('get_weather', '{"town": "Oslo"}'))), null);
+    assert.notEqual(refused(p.store, ids(tok, call('get_news', '{}'))), null);
   }
   // Qwen3's <tool_call> is one added token (151657); the tag's begin is text, and that token spells it.
   assert.deepEqual(ids(tok, '<tool_call>'), [151657]);
   // stop_after_first: one tag, then the output ends.
   const one = new StructuredOutputProcessor(tok, { type: 'structural_tag', structural_tag: { ...st, format: { ...st.format, stop_after_first: true } } });
   throughProcessor(one, ids(tok, call('get_time', '{"timezone": "UTC"}')), one.store.eosTokenIds[0]);
-  assert.notEqual(refusedAt(one.store, ids(tok, `${call('get_time', '{"timezone": "UTC"}')}\n${call('get_time', '{"timezone": "UTC"}')}`)), null);
+  assert.notEqual(refused(one.store, ids(tok, `${call('get_time', '{"timezone": "UTC"}')}\n${call('get_time', '{"timezone": "UTC"}')}`)), null);
 });
 
 test('the older form ({ structures, triggers }), schema as JSON text', async () => {
   const tok = await tokenizer('llama3');
   const rf = { type: 'structural_tag', structures: [{ begin: '<function=get_time>', schema: JSON.stringify(TIME), end: '</function>' }], triggers: ['<function='] };
   const p = new StructuredOutputProcessor(tok, rf);
-  assert.equal(refusedAt(p.store, ids(tok, `Checking: ${CALL_T} done`)), null);
-  assert.notEqual(refusedAt(p.store, ids(tok, '<function=get_time>{"tz": "UTC"}</function>')), null);
+  assert.equal(refused(p.store, ids(tok, `Checking: ${CALL_T} done`)), null);
+  assert.notEqual(refused(p.store, ids(tok, '<function=get_time>{"tz": "UTC"}</function>')), null);
   assert.equal(structuralTagToLark(tok, rf), p.structuralTag.grammar);
 });
 
@@ -130,17 +117,17 @@ test('sequence: a <think> region (any_text up to its end), then tags; tags_with_
   const think = { type: 'tag', begin: '<think>', content: { type: 'any_text' }, end: '</think>' };
   const p = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'sequence', elements: [think, { type: 'const_string', value: '\n\n' }, FUNCTION_TAGS] } });
   throughProcessor(p, ids(tok, `<think>\nThe user wants <b>weather</b>; </thin is not the end.\n</think>\n\n${CALL_W}`), p.store.eosTokenIds[0]);
-  assert.notEqual(refusedAt(p.store, ids(tok, 'No thinking first.')), null);
-  assert.notEqual(refusedAt(p.store, ids(tok, '<think>a</think>b</think>\n\nx')), null, 'the region ends at the first </think>');
+  assert.notEqual(refused(p.store, ids(tok, 'No thinking first.')), null);
+  assert.notEqual(refused(p.store, ids(tok, '<think>a</think>b</think>\n\nx')), null, 'the region ends at the first </think>');
   // tags_with_separator: a pure list of tags, ", " between.
   const list = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'tags_with_separator', separator: ', ', at_least_one: true, tags: FUNCTION_TAGS.tags } });
-  assert.equal(refusedAt(list.store, ids(tok, `${CALL_W}, ${CALL_T}`)), null);
-  assert.notEqual(refusedAt(list.store, ids(tok, `${CALL_W} ${CALL_T}`)), null);
-  assert.notEqual(refusedAt(list.store, ids(tok, '')), null);
+  assert.equal(refused(list.store, ids(tok, `${CALL_W}, ${CALL_T}`)), null);
+  assert.notEqual(refused(list.store, ids(tok, `${CALL_W} ${CALL_T}`)), null);
+  assert.notEqual(refused(list.store, ids(tok, '')), null);
   // A tag whose begin and end are tokens (by text and by id): matched as the tokens, never as their text.
   const tokTag = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'tag', begin: { type: 'token', token: '<tool_call>' }, content: { type: 'json_schema', json_schema: TIME }, end: { type: 'token', token: 151658 } } });
-  assert.equal(refusedAt(tokTag.store, [151657, ...ids(tok, '{"timezone": "UTC"}'), 151658]), null);
-  assert.equal(refusedAt(tokTag.store, ids(tok, '<').concat(ids(tok, 'tool_call>{"timezone": "UTC"}'))), 0, 'the spelled-out text is not the token');
+  assert.equal(refused(tokTag.store, [151657, ...ids(tok, '{"timezone": "UTC"}'), 151658]), null);
+  assert.equal(refused(tokTag.store, ids(tok, '<').concat(ids(tok, 'tool_call>{"timezone": "UTC"}'))), 0, 'the spelled-out text is not the token');
   // or / optional / repeat / regex / const_string.
   const misc = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'sequence', elements: [
     { type: 'or', elements: [{ type: 'const_string', value: 'yes' }, { type: 'const_string', value: 'no' }] },
@@ -148,8 +135,8 @@ test('sequence: a <think> region (any_text up to its end), then tags; tags_with_
     { type: 'const_string', value: ' code ' },
     { type: 'repeat', min: 2, max: 3, content: { type: 'regex', pattern: '[A-Z]{3}-[0-9]{2};' } },
   ] } });
-  for (const t of ['yes code ABC-12;DEF-34;', 'no! code ABC-12;DEF-34;GHI-56;']) assert.equal(refusedAt(misc.store, ids(tok, t)), null, t);
-  for (const t of ['maybe code ABC-12;DEF-34;', 'yes code ABC-12;', 'yes code ABC-12;DEF-34;GHI-56;JKL-78;', 'yes code AB-12;CD-34;']) assert.notEqual(refusedAt(misc.store, ids(tok, t)), null, t);
+  for (const t of ['yes code ABC-12;DEF-34;', 'no! code ABC-12;DEF-34;GHI-56;']) assert.equal(refused(misc.store, ids(tok, t)), null, t);
+  for (const t of ['maybe code ABC-12;DEF-34;', 'yes code ABC-12;', 'yes code ABC-12;DEF-34;GHI-56;JKL-78;', 'yes code AB-12;CD-34;']) assert.notEqual(refused(misc.store, ids(tok, t)), null, t);
 });
 
 test('triggers with class punctuation and non-ASCII characters: free text around their prefixes', async () => {
@@ -158,8 +145,8 @@ test('triggers with class punctuation and non-ASCII characters: free text around
   const p = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['🔧[\\', '§-^]\n'], excludes: ['é'], tags: [
     { begin: '🔧[\\call]', content: J, end: '🔧end' }, { begin: '§-^]\nx', content: J, end: ['\n]', '!!'] }] } });
   const good = ['plain 🔧 text [\\ x - ^ ] § - b', 'a 🔧[\\call]{"a": 1}🔧end b', '§-^]\nx{"a": 2}!! after', '§-^]\nx{"a": 2}\n]', '🔧[ §-^ end'];
-  for (const t of good) assert.equal(refusedAt(p.store, ids(tok, t)), null, JSON.stringify(t));
-  for (const t of ['café', '🔧[\\x', '§-^]\ny{"a": 1}!!', 'a 🔧[\\call]{"a": 1}🔧en']) assert.notEqual(refusedAt(p.store, ids(tok, t)), null, JSON.stringify(t));
+  for (const t of good) assert.equal(refused(p.store, ids(tok, t)), null, JSON.stringify(t));
+  for (const t of ['café', '🔧[\\x', '§-^]\ny{"a": 1}!!', 'a 🔧[\\call]{"a": 1}🔧en']) assert.notEqual(refused(p.store, ids(tok, t)), null, JSON.stringify(t));
 });
 
 test('refused by name, never ignored', async () => {

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Matcher } from 'grammask';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { FULL, tokenizer } from './helpers.mjs';
+import { FULL, tokenizer, refusedAt } from './helpers.mjs';
 
 
 const TOOLS = [
@@ -75,20 +75,7 @@ const CASES = [
 
 const ids = (tok, text) => Array.from(tok.encode(text, { add_special_tokens: false }));
 
-/** Teacher-force `text` through a fresh matcher of the processor's store: null, or the index of the refused token. */
-function refusedAt(proc, tokIds) {
-  const m = new Matcher(proc.store);
-  try {
-    for (let i = 0; i < tokIds.length; i++) {
-      const allowed = m.isAllowed(tokIds[i]);
-      const mask = m.computeMask();
-      assert.equal(((mask[tokIds[i] >>> 5] >>> (tokIds[i] & 31)) & 1) === 1, allowed, 'mask and isAllowed agree');
-      if (!allowed) return i;
-      m.commitToken(tokIds[i]);
-    }
-    return m.isAccepting() ? null : tokIds.length;
-  } finally { m.free(); }
-}
+const refused = (proc, tokIds) => refusedAt(new Matcher(proc.store), tokIds);
 
 /** Through the processor (as generate() calls it): every token unmasked, then EOS allowed. */
 function throughProcessor(proc, tokIds, eos, prompt = [1]) {
@@ -119,33 +106,33 @@ for (const [model, formats] of CASES) {
       const two = RENDER[format]([WEATHER, SEARCH]);
       for (const calls of [[WEATHER], [SEARCH], [WEATHER, SEARCH]]) {
         const text = RENDER[format](calls);
-        assert.equal(refusedAt(required, ids(tok, text)), null, `${text} refused`);
+        assert.equal(refused(required, ids(tok, text)), null, `${text} refused`);
         assert.deepEqual(required.parseToolCalls(text), calls);
       }
       throughProcessor(make({ tool_choice: 'required' }), ids(tok, two), eos);
       // After the last call, only EOS (stopWhenComplete) with parallel_tool_calls: false.
       const single = make({ tool_choice: 'required', parallel_tool_calls: false });
-      assert.equal(refusedAt(single, ids(tok, RENDER[format]([WEATHER]))), null);
-      assert.notEqual(refusedAt(single, ids(tok, two)), null, 'a second call refused without parallel_tool_calls');
+      assert.equal(refused(single, ids(tok, RENDER[format]([WEATHER]))), null);
+      assert.notEqual(refused(single, ids(tok, two)), null, 'a second call refused without parallel_tool_calls');
       for (const [what, bad] of Object.entries(BAD)) {
         const text = RENDER[format]([bad]);
-        assert.notEqual(refusedAt(required, ids(tok, text)), null, `${what} accepted: ${text}`);
+        assert.notEqual(refused(required, ids(tok, text)), null, `${what} accepted: ${text}`);
         assert.throws(() => required.parseToolCalls(text), /parseToolCalls/, `${what}: parseToolCalls`);
       }
-      assert.notEqual(refusedAt(required, ids(tok, 'Sure! It is sunny in Paris.')), null, 'free text under required');
+      assert.notEqual(refused(required, ids(tok, 'Sure! It is sunny in Paris.')), null, 'free text under required');
       // A named tool: only that one.
       const named = make({ tool_choice: { type: 'function', function: { name: 'search' } } });
-      assert.equal(refusedAt(named, ids(tok, RENDER[format]([SEARCH]))), null);
-      assert.notEqual(refusedAt(named, ids(tok, RENDER[format]([WEATHER]))), null);
+      assert.equal(refused(named, ids(tok, RENDER[format]([SEARCH]))), null);
+      assert.notEqual(refused(named, ids(tok, RENDER[format]([WEATHER]))), null);
       // 'auto': a text answer, or calls.
       const auto = make();
-      assert.equal(refusedAt(auto, ids(tok, 'It is sunny in Paris.')), null);
-      assert.equal(refusedAt(auto, ids(tok, two)), null);
+      assert.equal(refused(auto, ids(tok, 'It is sunny in Paris.')), null);
+      assert.equal(refused(auto, ids(tok, two)), null);
       assert.deepEqual(auto.parseToolCalls('It is sunny in Paris.'), []);
       // 'none': text, but not the call opener.
       const none = make({ tool_choice: 'none' });
-      assert.equal(refusedAt(none, ids(tok, 'It is sunny.')), null);
-      assert.notEqual(refusedAt(none, ids(tok, two)), null, 'a call under none');
+      assert.equal(refused(none, ids(tok, 'It is sunny.')), null);
+      assert.notEqual(refused(none, ids(tok, two)), null, 'a call under none');
       const open = auto.tools.grammar.match(/<\[(\d+)\]>/);
       if (open && required.tools.grammar.includes(`call: <[`)) {
         // The opener is a token: refused by 'none' everywhere, and its spelled-out bytes are not it.
@@ -156,7 +143,7 @@ for (const [model, formats] of CASES) {
         assert.equal(m.isAllowed(id), false, 'the opener after text under none');
         m.free();
         const byteTokens = [...new TextEncoder().encode(OPENER[format])].map((b) => required.processor.data.byteTokens[b]);
-        assert.equal(refusedAt(required, byteTokens), 0, 'the spelled-out opener opened a call');
+        assert.equal(refused(required, byteTokens), 0, 'the spelled-out opener opened a call');
       }
     });
   }
@@ -171,7 +158,7 @@ test('the format comes from the chat template: Qwen3 is hermes with <tool_call> 
   const text = RENDER.hermes([WEATHER]);
   const t = ids(qwen, text);
   assert.equal(t[0], 151657);
-  assert.equal(refusedAt(p, t), null);
+  assert.equal(refused(p, t), null);
   if (haveSmol) {
     const smol = await tokenizer(SMOL);
     assert.throws(() => new StructuredOutputProcessor(smol, { type: 'tools', tools: TOOLS }),
@@ -259,10 +246,10 @@ test("a tool's $refs (to its root, its $defs, an $anchor) keep pointing into its
   const tools = [TOOLS[1], { type: 'function', function: { name: 'make_tree', parameters: tree } }];
   const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools, tool_choice: 'required' });
   const ok = { name: 'make_tree', arguments: { name: 'a', kind: 'dir', children: [{ name: 'b', children: [{ name: 'c', kind: 'file' }] }] } };
-  assert.equal(refusedAt(p, ids(qwen, RENDER.hermes([ok, SEARCH]))), null);
+  assert.equal(refused(p, ids(qwen, RENDER.hermes([ok, SEARCH]))), null);
   assert.deepEqual(p.parseToolCalls(RENDER.hermes([ok])), [ok]);
   for (const bad of [{ name: 'make_tree', arguments: { name: 'a', children: [{ kind: 'dir' }] } }, { name: 'make_tree', arguments: { name: 'a', kind: 'link' } }]) {
-    assert.notEqual(refusedAt(p, ids(qwen, RENDER.hermes([bad]))), null, JSON.stringify(bad));
+    assert.notEqual(refused(p, ids(qwen, RENDER.hermes([bad]))), null, JSON.stringify(bad));
   }
 });
 
@@ -292,7 +279,7 @@ test('gpt-oss × harmony: detected from the vocabulary or the template, calls ac
   assert.equal(eos, 200002);
   const required = make({ tool_choice: 'required' });
   for (const text of [HARMONY.call(WEATHER), HARMONY.roleCall(SEARCH), HARMONY.analysis + HARMONY.call(WEATHER), HARMONY.analysis + HARMONY.preamble + HARMONY.call(SEARCH)]) {
-    assert.equal(refusedAt(required, ids(tok, text)), null, `${text} refused`);
+    assert.equal(refused(required, ids(tok, text)), null, `${text} refused`);
   }
   assert.deepEqual(required.parseToolCalls(HARMONY.analysis + HARMONY.call(WEATHER)), [WEATHER]);
   assert.deepEqual(required.parseToolCalls(HARMONY.roleCall(SEARCH)), [SEARCH]);
@@ -304,26 +291,26 @@ test('gpt-oss × harmony: detected from the vocabulary or the template, calls ac
   assert.equal(withEos.matchers[0].isAccepting(), true);
   for (const [what, bad] of Object.entries(BAD)) {
     const text = HARMONY.call(bad);
-    assert.notEqual(refusedAt(required, ids(tok, text)), null, `${what} accepted: ${text}`);
+    assert.notEqual(refused(required, ids(tok, text)), null, `${what} accepted: ${text}`);
     assert.throws(() => required.parseToolCalls(text), /parseToolCalls/, `${what}: parseToolCalls`);
   }
-  assert.notEqual(refusedAt(required, ids(tok, HARMONY.final)), null, 'a final answer under required');
+  assert.notEqual(refused(required, ids(tok, HARMONY.final)), null, 'a final answer under required');
   // 'auto': a final answer (after reasoning), or a call.
-  assert.equal(refusedAt(auto, ids(tok, HARMONY.analysis + HARMONY.final)), null);
+  assert.equal(refused(auto, ids(tok, HARMONY.analysis + HARMONY.final)), null);
   throughProcessor(make(), ids(tok, HARMONY.final), eos);
   assert.deepEqual(auto.parseToolCalls(HARMONY.analysis + HARMONY.final), []);
   // 'none': no call; a named tool: only that one.
   const none = make({ tool_choice: 'none' });
-  assert.equal(refusedAt(none, ids(tok, HARMONY.final)), null);
-  assert.notEqual(refusedAt(none, ids(tok, HARMONY.call(WEATHER))), null);
+  assert.equal(refused(none, ids(tok, HARMONY.final)), null);
+  assert.notEqual(refused(none, ids(tok, HARMONY.call(WEATHER))), null);
   const named = make({ tool_choice: { type: 'function', function: { name: 'search' } } });
-  assert.equal(refusedAt(named, ids(tok, HARMONY.call(SEARCH))), null);
-  assert.notEqual(refusedAt(named, ids(tok, HARMONY.call(WEATHER))), null);
+  assert.equal(refused(named, ids(tok, HARMONY.call(SEARCH))), null);
+  assert.notEqual(refused(named, ids(tok, HARMONY.call(WEATHER))), null);
   // The control tokens are tokens: their spelled-out text is not them.
   const spelled = [...new TextEncoder().encode('<|channel|>')].map((b) => required.processor.data.byteTokens[b]);
-  assert.equal(refusedAt(required, spelled), 0);
+  assert.equal(refused(required, spelled), 0);
   // One call per answer (generation stops at <|call|>): a second call is refused.
-  assert.notEqual(refusedAt(required, ids(tok, HARMONY.call(WEATHER) + HARMONY.call(SEARCH))), null);
+  assert.notEqual(refused(required, ids(tok, HARMONY.call(WEATHER) + HARMONY.call(SEARCH))), null);
   // Another vocabulary has no harmony tokens.
   const qwen = await tokenizer('qwen3');
   assert.throws(() => new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, format: 'harmony' }), /harmony format needs gpt-oss's control tokens/);
