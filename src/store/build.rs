@@ -535,7 +535,7 @@ impl Walker {
             None => {
                 let lw = match lexeme_loop(cx, l, x, trie) {
                     Some(sig) => Some(loop_walks(&sig)),
-                    None if text_closed_at(cx, l, x, 0) => Some(
+                    None if text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS) => Some(
                         self.slice
                             .get_or_insert_with(|| {
                                 Rc::new(LoopWalk { inside: trie.text_slice().inside.clone(), ..Default::default() })
@@ -608,7 +608,7 @@ impl Walker {
                 }
             });
             let closed = crate::vocab::trie::text_step(0, b)
-                .is_some_and(|u| !cfgs.is_empty() && cfgs.iter().all(|&(l2, z, _)| text_closed_at(cx, l2, z, u)));
+                .is_some_and(|u| !cfgs.is_empty() && cfgs.iter().all(|&(l2, z, _)| text_closed_at(cx, l2, z, u, TEXT_CLOSED_START_PAIRS)));
             let (t, c) = match closed {
                 true => {
                     sink.record_ids(&sl.by_first[b as usize], &cfgs);
@@ -1151,17 +1151,19 @@ fn text_closed(nc: usize, class: &[u32], rows: &[u32]) -> bool {
     true
 }
 
-/// Most (lexer state, character position) pairs [`text_closed_at`] visits.
+/// Most (lexer state, character position) pairs [`text_closed_at`] visits
+/// for a position, and per first byte at the start of the input (where it
+/// saves the walk of that byte's tokens only, about 1/100 of the trie).
 const TEXT_CLOSED_PAIRS: usize = 4096;
+const TEXT_CLOSED_START_PAIRS: usize = 64;
 
 /// True if every text character continues the lexeme in progress at
 /// position `(l, x)` (the lexer steps on and `x` can still complete), from
-/// `l` (`u0` bytes into a character: see
-/// [`crate::vocab::trie::text_step`]) and from every state text characters
-/// reach: then every token of the
+/// `l` (`u0` bytes into a character: see [`crate::vocab::trie::text_step`])
+/// and from every state text characters reach: then every token of the
 /// text slice is reached with the empty sequence, whatever else it may
-/// also lex as (the mask is the union). `false` past [`TEXT_CLOSED_PAIRS`].
-fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8) -> bool {
+/// also lex as (the mask is the union). `false` past `max_pairs`.
+fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8, max_pairs: usize) -> bool {
     use crate::vocab::trie::text_step;
     if x == NO_TARGET || x == cx.newline {
         return false;
@@ -1175,7 +1177,7 @@ fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8) -> bool {
             let Some(u2) = text_step(u, b) else { continue };
             let Some(s2) = lx.cont(LexStateId(s), b).filter(|&s2| lx.can_complete(s2, xt)) else { return false };
             if seen.insert(s2.0 as usize * 8 + u2 as usize, 0).is_none() {
-                if seen.len() > TEXT_CLOSED_PAIRS {
+                if seen.len() > max_pairs {
                     return false;
                 }
                 todo.push((s2.0, u2));
@@ -1654,7 +1656,7 @@ mod loop_tests {
             for q in 0..store.n_positions() {
                 let (l, x) = store.q_parts(q as QId);
                 let start = x == walk::NO_TARGET;
-                if !start && (lexeme_loop(cx, l, x, trie).is_some() || !text_closed_at(cx, l, x, 0)) {
+                if !start && (lexeme_loop(cx, l, x, trie).is_some() || !text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS)) {
                     continue;
                 }
                 starts += usize::from(start);
