@@ -7,6 +7,14 @@ import { applyMask, topRefused } from './logits.js';
 import { NO_SKIP, PHASE_AFTER, PHASE_FREE, PHASE_INSIDE, PHASE_NAMES, kmpStep, probe } from './trigger.js';
 import { checkStoreOnce, tokenData, vocabFor } from './caches.js';
 
+// Per store: the tokens that complete the trigger and whose rest the output
+// accepts, per matched length of the trigger. A row in the free phase has
+// committed nothing to its matcher (it is at the start), so the probe's
+// answer depends only on the store: it is computed once (with the first
+// processor for that store and trigger) instead of at the steps that reach
+// each length (up to 200 commits, several ms, in the middle of generation).
+const FREE_HITS = new WeakMap(); // store -> Map(probe key -> ids)
+
 function idOf(x) {
   const n = typeof x === 'bigint' ? Number(x) : x;
   if (!Number.isInteger(n) || n < 0) throw new TypeError(`grammask: bad token id in input_ids: ${String(x)}`);
@@ -95,6 +103,15 @@ export class GrammarLogitsProcessor {
       triggerInPrompt: triggerInPrompt === true,
     };
     closure.prefetchTimeMs = 0;
+    if (trigger !== undefined && !FREE_HITS.get(store)?.has(`trigger:${trigger}:0`)) {
+      // The free phase's probes, from a matcher at the start (see FREE_HITS).
+      let m;
+      try {
+        m = new Matcher(store, { maxRollback: closure.options.maxRollback });
+        const t = closure.data.trigger(trigger);
+        for (let j = 0; j < t.p.length; j++) closure._freeHits(j, m);
+      } finally { m?.free(); }
+    }
     closure.warned = false;
     closure.storeEos = Array.from(store.eosTokenIds);
     closure.eos = new Set([...closure.storeEos, ...extraEos(o)]);
@@ -502,7 +519,27 @@ export class GrammarLogitsProcessor {
     }
     // A token that completes the trigger must begin a valid output.
     for (const e of comp.rest) clearBit(mask, e.id);
-    return probe(r.matcher, this.data, `trigger:${trigger}:${r.kmp}`, comp.rest, NO_SKIP, (id) => setBit(mask, id));
+    const { ids, commits } = this._freeHits(r.kmp, r.matcher);
+    for (const id of ids) setBit(mask, id);
+    return commits;
+  }
+
+  /**
+   * The tokens that complete the trigger from matched length `j` and whose
+   * rest the output accepts from the start (`matcher` is at the start):
+   * cached per store (FREE_HITS). `commits`: the probe's commits (0: cached).
+   */
+  _freeHits(j, matcher) {
+    const trigger = this.options.trigger, key = `trigger:${trigger}:${j}`;
+    let m = FREE_HITS.get(this.store);
+    if (!m) FREE_HITS.set(this.store, (m = new Map()));
+    let ids = m.get(key);
+    if (ids) return { ids, commits: 0 };
+    ids = [];
+    const rest = this.data.triggerCompletions(this.data.trigger(trigger), j).rest;
+    const commits = probe(matcher, this.data, key, rest, NO_SKIP, (id) => ids.push(id));
+    m.set(key, ids);
+    return { ids, commits };
   }
 }
 

@@ -50,29 +50,52 @@ export class TokenData {
   /**
    * Tokens that complete the trigger from KMP state `j`: { exact: ids whose
    * last byte completes it, rest: [{ id, prefix: the bytes after it }] sorted }.
+   * Built for every state at once, in one pass over the vocabulary: a token
+   * that completes `p` (length P) either contains `p` or starts with a
+   * suffix of `p` shorter than P (the match began before it); only those
+   * candidates run the KMP automaton from each state.
    */
   triggerCompletions(t, j) {
-    let c = t.perState.get(j);
-    if (c) return c;
-    const exact = [], rest = [];
-    const { bytes, offsets, special } = this, P = t.p.length;
-    for (let id = 0; id < this.n; id++) {
-      if (isSet(special, id)) continue;
-      const end = offsets[id + 1];
-      let k = j;
-      for (let i = offsets[id]; i < end; i++) {
-        k = kmpStep(t.p, t.f, k, bytes[i]);
-        if (k === P) {
-          if (i + 1 === end) exact.push(id);
-          else rest.push({ id, prefix: bytes.subarray(i + 1, end), accepting: false });
-          break;
+    if (!t.perState.size) {
+      const { bytes, offsets, special } = this, { p, f } = t, P = p.length;
+      const cands = [];
+      for (let id = 0; id < this.n; id++) {
+        if (isSet(special, id)) continue;
+        const s = offsets[id], L = offsets[id + 1] - s;
+        let hit = false;
+        for (let e = Math.min(P - 1, L); e >= 1 && !hit; e--) {
+          if (bytes[s] !== p[P - e]) continue;
+          let i = 1;
+          while (i < e && bytes[s + i] === p[P - e + i]) i++;
+          hit = i === e;
         }
+        for (let k = 0; !hit && k + P <= L; k++) {
+          if (bytes[s + k] !== p[0]) continue;
+          let i = 1;
+          while (i < P && bytes[s + k + i] === p[i]) i++;
+          hit = i === P;
+        }
+        if (hit) cands.push(id);
+      }
+      for (let j0 = 0; j0 <= P; j0++) {
+        const exact = [], rest = [];
+        for (const id of cands) {
+          const end = offsets[id + 1];
+          let k = j0;
+          for (let i = offsets[id]; i < end; i++) {
+            k = kmpStep(p, f, k, bytes[i]);
+            if (k === P) {
+              if (i + 1 === end) exact.push(id);
+              else rest.push({ id, prefix: bytes.subarray(i + 1, end), accepting: false });
+              break;
+            }
+          }
+        }
+        rest.sort((x, y) => cmpBytes(x.prefix, y.prefix));
+        t.perState.set(j0, { exact, rest });
       }
     }
-    rest.sort((x, y) => cmpBytes(x.prefix, y.prefix));
-    c = { exact, rest };
-    t.perState.set(j, c);
-    return c;
+    return t.perState.get(j);
   }
 
   closing(s) {
