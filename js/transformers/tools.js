@@ -171,10 +171,10 @@ export function toolsGrammar(rf, data, tokenizer) {
  * text that does not start with `lead` (the calls' fixed opening text).
  */
 function startRules(choice, openToken, lead, calls) {
+  if (choice !== 'none' && choice !== 'auto') return [`start: ${calls}`];
   const freeText = openToken ? '/[\\s\\S]+/' : notStarting(lead);
   if (choice === 'none') return ['start: TEXT?', `TEXT: ${freeText}`, ...(openToken ? [`%reject ${openToken}`] : [])];
-  if (choice === 'auto') return [openToken ? `start: TEXT | TEXT? ${calls}` : `start: TEXT | ${calls}`, `TEXT: ${freeText}`];
-  return [`start: ${calls}`];
+  return [openToken ? `start: TEXT | TEXT? ${calls}` : `start: TEXT | ${calls}`, `TEXT: ${freeText}`];
 }
 
 // ---- a format of the user's own ---------------------------------------------
@@ -204,11 +204,14 @@ function userTemplate(format) {
     if (v !== undefined && typeof v !== 'string') throw fail(`format.${k} must be a string, got ${JSON.stringify(v)}`);
     if (k !== 'call' && typeof v === 'string' && /\{(name|arguments)\}/.test(v)) throw fail(`format.${k} may not hold {name} or {arguments} (they belong in format.call): ${JSON.stringify(v)}`);
   }
-  const parts = format.call.split(HOLES); // text, hole, text, hole, text
+  const parts = format.call.split(HOLES); // text, {name}, text, {arguments}, text
   for (const h of ['name', 'arguments']) {
     const n = parts.filter((x, i) => i % 2 === 1 && x === h).length;
     if (n !== 1) throw fail(`format.call must hold {${h}} exactly once, it holds it ${n} times: ${JSON.stringify(format.call)} (e.g. ${ex})`);
   }
+  // The name decides the schema of the arguments, so it comes first (one
+  // JSON lexeme cannot stand for several tools' schemas and say which matched).
+  if (parts[1] !== 'name') throw fail(`format.call must hold {name} before {arguments}: ${JSON.stringify(format.call)}`);
   const { separator = '', begin = '', end = '' } = format;
   return { format: { call: format.call, separator, begin, end }, parts, separator, begin, end };
 }
@@ -249,12 +252,11 @@ function splitAtTokens(s, added) {
 /** The Lark grammar of the tools in a user's format. */
 function templateGrammar(t, tools, choice, parallel, data, tokenizer) {
   const added = addedTokens(data, tokenizer);
-  const [t0, h0, t1, , t2] = t.parts;
-  // What the calls open with: begin, or the call's text before its first hole
-  // (a token, or text), or the arguments' "{".
+  const [t0, , t1, , t2] = t.parts;
+  // What the calls open with: begin, or the call's text before {name} (a token, or text).
   const opening = t.begin || t0;
   const first = opening ? splitAtTokens(opening, added)[0] : null;
-  if (!first && h0 === 'name' && choice !== 'required' && typeof choice !== 'object') {
+  if (!first && choice !== 'required' && typeof choice !== 'object') {
     throw fail(`format.call starts with {name}: under tool_choice '${choice}' an answer in text and a call must be told apart; put fixed text or a token before {name} (or set format.begin)`);
   }
   const token = first?.id !== undefined ? `<[${first.id}]>` : null;
@@ -270,16 +272,14 @@ function templateGrammar(t, tools, choice, parallel, data, tokenizer) {
   // One rule per tool: the call's text with its name filled in (split at the
   // tokens), its arguments as %json of its parameters.
   const calls = tools.map((tool, i) => {
-    const pre = h0 === 'name' ? t0 + tool.name + t1 : t0;
-    const post = h0 === 'name' ? t2 : t1 + tool.name + t2;
-    lines.push(`call${i}: ${[lark(pre, !t.begin), `%json ${JSON.stringify({ ...tool.parameters })}`, lark(post)].filter(Boolean).join(' ')}`);
+    lines.push(`call${i}: ${[lark(t0 + tool.name + t1, !t.begin), `%json ${JSON.stringify({ ...tool.parameters })}`, lark(t2)].filter(Boolean).join(' ')}`);
     return `call${i}`;
   });
   lines.push(`call: ${calls.join(' | ')}`);
   const sep = lark(t.separator);
   lines.push(parallel ? `calls: call | calls ${sep ? `${sep} ` : ''}call` : 'calls: call');
   const body = [lark(t.begin, true), 'calls', lark(t.end)].filter(Boolean).join(' ');
-  lines.push(...startRules(choice, token, first?.text ?? '{', body));
+  lines.push(...startRules(choice, token, first?.text ?? '', body));
   return lines.join('\n') + '\n';
 }
 
@@ -396,11 +396,11 @@ function callTexts(text, format) {
  * text before its first hole), one call after another, `separator` between.
  */
 function templateCalls(text, t, names) {
-  const [t0, h0] = t.parts;
+  const t0 = t.parts[0];
   const err = (msg) => new Error(`grammask: parseToolCalls: ${msg}`);
   const opening = t.begin || t0;
   let p = opening ? text.indexOf(opening) : text.search(/\S/);
-  if (p < 0 || (!opening && h0 === 'arguments' && text[p] !== '{')) return [];
+  if (p < 0) return [];
   p += t.begin.length;
   // Longest names first: a name that is a prefix of another does not cut it.
   const byLength = [...names].sort((a, b) => b.length - a.length);
