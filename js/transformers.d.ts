@@ -151,6 +151,25 @@ export interface ToolDefinition {
 export type ToolFormat = 'hermes' | 'llama3' | 'mistral' | 'phi4' | 'harmony';
 
 /**
+ * A tool-call format of your own (docs/js-api.md, "A format of your own"):
+ * `call` is one call as the model writes it, `{name}` where the tool's name
+ * goes and, after it, `{arguments}` where its arguments go (JSON, exact under
+ * the tool's `parameters`). Each string is split at the tokenizer's added
+ * tokens (matched as those tokens, never as their spelled-out text); the rest
+ * is text, exactly.
+ */
+export interface ToolCallTemplate {
+  /** One call, e.g. `'<function={name}>{arguments}</function>'` or `'<tool_call>{"name": "{name}", "arguments": {arguments}}</tool_call>'`. */
+  call: string;
+  /** Between parallel calls (default ''). */
+  separator?: string;
+  /** Once, before the first call (default ''), e.g. `'[TOOL_CALLS] ['`. */
+  begin?: string;
+  /** Once, after the last call (default ''), e.g. `']'`. */
+  end?: string;
+}
+
+/**
  * Tool calls in the model's own format. Each call's arguments are exact
  * under its tool's `parameters`; after the last call only EOS.
  */
@@ -165,8 +184,8 @@ export interface ToolsResponseFormat {
   tool_choice?: 'auto' | 'required' | 'none' | { type: 'function'; function: { name: string } };
   /** Several calls in one answer (default true). */
   parallel_tool_calls?: boolean;
-  /** Default: the one the tokenizer's chat template shows; a TypeError when it shows none. */
-  format?: ToolFormat;
+  /** A format name, or a format of your own; default: the one the tokenizer's chat template shows (a TypeError when it shows none). */
+  format?: ToolFormat | ToolCallTemplate;
 }
 
 /**
@@ -273,7 +292,7 @@ export class StructuredOutputProcessor {
    */
   parseToolCalls(text: string): ToolCall[];
   /** A `{ type: 'tools' }` processor: its format, tool choice and grammar (null otherwise). */
-  readonly tools: { format: ToolFormat; grammar: string; parallel: boolean; choice: 'auto' | 'required' | 'none' | { name: string } } | null;
+  readonly tools: { format: ToolFormat | Required<ToolCallTemplate>; grammar: string; parallel: boolean; choice: 'auto' | 'required' | 'none' | { name: string } } | null;
   /** A `{ type: 'structural_tag' }` processor: the Lark grammar it compiled (strict) and the format read (undefined otherwise). */
   readonly structuralTag?: { grammar: string; format: StructuralTagFormat };
   /** Runs the processors in order on `logits` (a Tensor [batch, vocab]), in place; returns it. */

@@ -78,13 +78,13 @@ const ids = (tok, text) => Array.from(tok.encode(text, { add_special_tokens: fal
 const refused = (proc, tokIds) => refusedAt(new Matcher(proc.store), tokIds);
 
 /** Through the processor (as generate() calls it): every token unmasked, then EOS allowed. */
-function throughProcessor(proc, tokIds, eos, prompt = [1]) {
+function throughProcessor(proc, tokIds, eos, prompt = [1], what = '') {
   const V = proc.store.vocabSize;
   const row = prompt.map(BigInt);
   for (const id of [...tokIds, eos]) {
     const logits = { dims: [1, V], data: new Float32Array(V) };
     proc([row], logits);
-    assert.equal(logits.data[id], 0, `token ${id} masked after ${row.length - 1} tokens`);
+    assert.equal(logits.data[id], 0, `${what ? `${what}: ` : ''}token ${id} masked after ${row.length - prompt.length} tokens`);
     row.push(BigInt(id));
   }
 }
@@ -314,4 +314,159 @@ test('gpt-oss × harmony: detected from the vocabulary or the template, calls ac
   // Another vocabulary has no harmony tokens.
   const qwen = await tokenizer('qwen3');
   assert.throws(() => new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, format: 'harmony' }), /harmony format needs gpt-oss's control tokens/);
+});
+
+// ---- a format of the user's own: { call, separator, begin, end } -------------
+//
+// Each format is run with each tokenizer: its strings are split at the
+// tokenizer's added tokens (Qwen3's <tool_call>, Llama-3's
+// <|reserved_special_token_N|>, which fine-tunes of Llama 3.0 give roles),
+// matched as those tokens, and are text in a vocabulary without them.
+const J = (args) => JSON.stringify(args).replace(/([,:])(?=[^\s])/g, '$1 ');
+const USER = {
+  // Llama 3.1's custom-tool format (Meta's prompt format): the name in the tag, the arguments JSON.
+  function: {
+    format: { call: '<function={name}>{arguments}</function>' },
+    render: (cs) => cs.map((c) => `<function=${c.name}>${J(c.arguments)}</function>`).join(''),
+  },
+  // The name inside the JSON; each call wrapped (tokens in Qwen3).
+  tagged: {
+    format: { call: '<tool_call>\n{"name": "{name}", "arguments": {arguments}}\n</tool_call>', separator: '\n' },
+    render: (cs) => cs.map((c) => `<tool_call>\n{"name": "${c.name}", "arguments": ${J(c.arguments)}}\n</tool_call>`).join('\n'),
+  },
+  // One list of calls between begin and end (special tokens in Llama-3).
+  list: {
+    format: { begin: '<|reserved_special_token_0|>[', call: '{"name": "{name}", "arguments": {arguments}}', separator: ', ', end: ']<|reserved_special_token_1|>' },
+    render: (cs) => `<|reserved_special_token_0|>[${cs.map((c) => `{"name": "${c.name}", "arguments": ${J(c.arguments)}}`).join(', ')}]<|reserved_special_token_1|>`,
+  },
+  // Functionary v3.2's: the name after >>>, the arguments on the next line; no end.
+  arrows: {
+    format: { call: '>>>{name}\n{arguments}' },
+    render: (cs) => cs.map((c) => `>>>${c.name}\n${J(c.arguments)}`).join(''),
+  },
+};
+// What opens the calls of each format, per tokenizer: the token id, or null (text).
+const USER_OPENER = {
+  qwen3: { function: null, tagged: 151657, list: null, arrows: null },
+  llama3: { function: null, tagged: null, list: 128002, arrows: null },
+  [SMOL]: { function: null, tagged: null, list: null, arrows: null },
+};
+
+for (const model of ['qwen3', 'llama3', SMOL]) {
+  test(`${model} × formats of the user's own: calls accepted to EOS, violations refused, parseToolCalls, tool_choice, tokens by id`, { skip: model === SMOL && noSmol }, async () => {
+    const tok = await tokenizer(model);
+    for (const [key, { format, render }] of Object.entries(USER)) {
+      const make = (extra = {}) => new StructuredOutputProcessor(tok, { type: 'tools', tools: TOOLS, format, ...extra });
+      const required = make({ tool_choice: 'required' });
+      assert.deepEqual(required.tools.format, { separator: '', begin: '', end: '', ...format }, key);
+      const eos = required.store.eosTokenIds[0];
+      const two = render([WEATHER, SEARCH]);
+      for (const calls of [[WEATHER], [SEARCH], [WEATHER, SEARCH], [SEARCH, WEATHER, SEARCH]]) {
+        const text = render(calls);
+        assert.equal(refused(required, ids(tok, text)), null, `${key}: ${text} refused`);
+        assert.deepEqual(required.parseToolCalls(text), calls, key);
+      }
+      throughProcessor(make({ tool_choice: 'required' }), ids(tok, two), eos, [1], key);
+      const single = make({ tool_choice: 'required', parallel_tool_calls: false });
+      assert.equal(refused(single, ids(tok, render([SEARCH]))), null, key);
+      assert.notEqual(refused(single, ids(tok, two)), null, `${key}: a second call refused without parallel_tool_calls`);
+      for (const [what, bad] of Object.entries(BAD)) {
+        const text = render([bad]);
+        assert.notEqual(refused(required, ids(tok, text)), null, `${key}: ${what} accepted: ${text}`);
+        assert.throws(() => required.parseToolCalls(text), /parseToolCalls/, `${key}: ${what}: parseToolCalls`);
+        // A bad call after a good one, too.
+        assert.notEqual(refused(required, ids(tok, render([WEATHER, bad]))), null, `${key}: ${what} as the second call`);
+      }
+      assert.notEqual(refused(required, ids(tok, 'Sure! It is sunny in Paris.')), null, `${key}: free text under required`);
+      const named = make({ tool_choice: { type: 'function', function: { name: 'search' } } });
+      assert.equal(refused(named, ids(tok, render([SEARCH, SEARCH]))), null, key);
+      assert.notEqual(refused(named, ids(tok, render([WEATHER]))), null, key);
+      const auto = make();
+      assert.equal(refused(auto, ids(tok, 'It is sunny in Paris.')), null, key);
+      assert.equal(refused(auto, ids(tok, two)), null, key);
+      throughProcessor(make(), ids(tok, two), eos, [1], key);
+      throughProcessor(make(), ids(tok, 'It is sunny in Paris.'), eos, [1], key);
+      assert.deepEqual(auto.parseToolCalls('It is sunny in Paris.'), []);
+      const none = make({ tool_choice: 'none' });
+      assert.equal(refused(none, ids(tok, 'It is sunny.')), null, key);
+      assert.notEqual(refused(none, ids(tok, two)), null, `${key}: a call under none`);
+      const opener = USER_OPENER[model][key];
+      if (opener !== null) {
+        // The opener is a token of this vocabulary: named by id, refused by 'none'
+        // even after text, and its spelled-out bytes do not open a call.
+        assert.equal(ids(tok, two)[0], opener, key);
+        assert.match(required.tools.grammar, new RegExp(`<\\[${opener}\\]>`), key);
+        const m = new Matcher(none.store);
+        assert.equal(m.isAllowed(opener), false, key);
+        for (const t of ids(tok, 'Hi ')) m.commitToken(t);
+        assert.equal(m.isAllowed(opener), false, `${key}: the opener after text under none`);
+        m.free();
+        const spelled = [...new TextEncoder().encode(two)].map((b) => required.processor.data.byteTokens[b]);
+        assert.equal(refused(required, spelled), 0, `${key}: the spelled-out opener opened a call`);
+        // Under 'auto', text may come before the calls (the opener is never text).
+        assert.equal(refused(auto, ids(tok, `Let me check. ${two}`)), null, key);
+        assert.deepEqual(auto.parseToolCalls(`Let me check. ${two}`), [WEATHER, SEARCH]);
+      } else {
+        assert.doesNotMatch(required.tools.grammar, /<\[\d+\]>/, `${key}: no token in ${model}`);
+      }
+    }
+  });
+}
+
+test("formats of the user's own: with thinking (Qwen3), in a batch whose rows differ", async () => {
+  const qwen = await tokenizer('qwen3');
+  const { format, render } = USER.function;
+  const rf = { type: 'tools', tools: TOOLS, tool_choice: 'required', format };
+  const call = render([WEATHER, SEARCH]);
+  const open = ids(qwen, '<|im_start|>assistant\n');
+  throughProcessor(new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' }), ids(qwen, `<think>\nParis: get_weather, then search.\n</think>\n\n${call}`), 151645, open);
+  const closed = ids(qwen, '<|im_start|>assistant\n<think>\n\n</think>\n\n');
+  throughProcessor(new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' }), ids(qwen, call), 151645, closed);
+  assert.throws(() => throughProcessor(new StructuredOutputProcessor(qwen, rf), ids(qwen, '<think>\nx\n</think>\n\n'), 151645, open), /masked/);
+  const p = new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' });
+  const V = p.store.vocabSize;
+  const rows = [open, closed].map((r) => r.map(BigInt));
+  const plan = [[...ids(qwen, '<think>\nParis.\n</think>\n\n'), ...ids(qwen, call), 151645], [...ids(qwen, call), 151645]];
+  for (let step = 0; step < Math.max(...plan.map((x) => x.length)); step++) {
+    const logits = { dims: [2, V], data: new Float32Array(2 * V) };
+    p(rows, logits);
+    if (step === 2) assert.deepEqual(p.phases, ['free', 'constrained']);
+    for (let r = 0; r < 2; r++) {
+      const id = plan[r][Math.min(step, plan[r].length - 1)];
+      assert.equal(logits.data[r * V + id], 0, `row ${r} step ${step}: token ${id} masked`);
+      rows[r].push(BigInt(id));
+    }
+  }
+  p(rows, { dims: [2, V], data: new Float32Array(2 * V) });
+  assert.ok(p.matchers.every((m) => m.isStopped()));
+  assert.deepEqual(p.parseToolCalls(`<think>\nParis.\n</think>\n\n${call}`), [WEATHER, SEARCH]);
+});
+
+test("a bad format of the user's own is a TypeError naming the field; the detection error offers one", async () => {
+  const qwen = await tokenizer('qwen3');
+  const bad = (format, re, extra = {}) => assert.throws(() => new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, format, ...extra }),
+    (e) => e instanceof TypeError && e.kind === 'ResponseFormat' && re.test(e.message), `${JSON.stringify(format)}: ${re}`);
+  bad({}, /format\.call is missing.*\{name\} and \{arguments\}/);
+  bad({ begin: '<functioncall>', end: '</functioncall>' }, /format\.call is missing/);
+  bad({ call: '<f>{arguments}</f>' }, /format\.call must hold \{name\} exactly once, it holds it 0 times/);
+  bad({ call: '<f={name}>{arguments}{arguments}</f>' }, /format\.call must hold \{arguments\} exactly once, it holds it 2 times/);
+  bad({ call: '<f>{arguments} -> {name}</f>' }, /format\.call must hold \{name\} before \{arguments\}/);
+  bad({ call: 7 }, /format\.call must be a string, got 7/);
+  bad({ call: '<f={name}>{arguments}</f>', separator: ['\n'] }, /format\.separator must be a string/);
+  bad({ call: '<f={name}>{arguments}</f>', end: '</{name}>' }, /format\.end may not hold \{name\} or \{arguments\}/);
+  bad({ call: '<f={name}>{arguments}</f>', style: 'json' }, /format has no field "style" \(a format of your own has: call, separator, begin, end\)/);
+  bad(['hermes'], /format must be a format name or an object/);
+  bad({ call: '{name}: {arguments}' }, /format\.call starts with \{name\}: under tool_choice 'auto'/);
+  bad({ call: '{name}: {arguments}' }, /format\.call starts with \{name\}: under tool_choice 'none'/, { tool_choice: 'none' });
+  bad('xml', /unknown format "xml" .*a format of your own: \{ call/);
+  // Under 'required' (nothing else to tell apart) a call may start with its name.
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, tool_choice: 'required', format: { call: '{name}: {arguments}', separator: '\n' } });
+  const text = `get_weather: ${J(WEATHER.arguments)}\nsearch: ${J(SEARCH.arguments)}`;
+  assert.equal(refused(p, ids(qwen, text)), null);
+  assert.deepEqual(p.parseToolCalls(text), [WEATHER, SEARCH]);
+  assert.throws(() => p.parseToolCalls(`get_time: {"city": "Paris"}`), /call #0 names "get_time", which is not a tool/);
+  // The tokenizer without a tool format: the error says a format of one's own is an option.
+  const llama = await tokenizer('llama3');
+  assert.throws(() => new StructuredOutputProcessor(llama, { type: 'tools', tools: TOOLS }),
+    (e) => /cannot tell the tool-call format/.test(e.message) && /format: \{ call: '<tool_call>\{"name": "\{name\}", "arguments": \{arguments\}\}<\/tool_call>'/.test(e.message));
 });

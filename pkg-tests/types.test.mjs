@@ -109,7 +109,10 @@ const store: MaskStore | runtime.MaskStore = inner.store;
 const wgsl: string = webgpu.maskShader('f16');
 const tagged = new StructuredOutputProcessor(tokenizer, { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['<f='], tags: [{ begin: '<f=a>', content: { type: 'json_schema', json_schema: {} }, end: '</f>' }] } });
 const lark: string = structuralTagToLark(tokenizer, { type: 'structural_tag', structural_tag: '{"format": {"type": "any_text"}}' }) + (tagged.structuralTag?.grammar ?? '');
-console.log(phase, first, n, store, wgsl, steps.length, freeTokens, lark);
+const tools = [{ type: 'function' as const, function: { name: 'f', parameters: { type: 'object' } } }];
+const own = new StructuredOutputProcessor(tokenizer, { type: 'tools', tools, tool_choice: 'required', format: { call: '<function={name}>{arguments}</function>', separator: '\\n' } });
+const call: string = typeof own.tools?.format === 'object' ? own.tools.format.call : '';
+console.log(phase, first, n, store, wgsl, steps.length, freeTokens, lark, call, own.parseToolCalls('')[0]?.name);
 `;
 
 test('types: the .d.ts files check without skipLibCheck, and typed use of grammask/transformers compiles', { timeout: 300_000 }, () => {
@@ -131,6 +134,8 @@ test('types: wrong uses are type errors', { timeout: 300_000 }, () => {
     'model.ts': "import { StructuredOutputProcessor } from 'grammask/transformers';\ndeclare const tok: { _tokenizerJSON: any };\nnew StructuredOutputProcessor(tok, { type: 'json' }, { model: { generation_config: { eos_token_id: 'x' } } });\n",
     // A structural-tag field grammask refuses (xgrammar's any_text budget).
     'budget.ts': "import { StructuredOutputProcessor } from 'grammask/transformers';\ndeclare const tok: { _tokenizerJSON: any };\nnew StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'any_text', max_tokens: 4 } });\n",
+    // A format of your own without its call.
+    'template.ts': "import { StructuredOutputProcessor } from 'grammask/transformers';\ndeclare const tok: { _tokenizerJSON: any };\nnew StructuredOutputProcessor(tok, { type: 'tools', tools: [], format: { begin: '<f>', end: '</f>' } });\n",
     // A phase that does not exist.
     'phase.ts': "import { GrammarLogitsProcessor } from 'grammask/transformers';\ndeclare const p: GrammarLogitsProcessor;\nif (p.phases[0] === 'done') console.log(p);\n",
   };

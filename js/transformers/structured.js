@@ -128,6 +128,10 @@ export class StructuredOutputProcessor {
     if (responseFormat?.type === 'tools') {
       tools = toolsGrammar(responseFormat, tokenData(vocab), tokenizer);
       format = { type: 'lark', grammar: tools.grammar };
+      // A format of the user's own: the grammar says what may follow a
+      // complete call (its separator and the next call, or nothing); a
+      // whitespace separator ("\n") must not read as trailing whitespace.
+      if (tools.template && rest.stopWhenComplete === undefined) rest.stopWhenComplete = false;
       delete compileOptions.whitespace;
       delete compileOptions.maxWhitespace;
     } else if (responseFormat?.type === 'structural_tag') {

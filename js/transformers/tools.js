@@ -43,7 +43,8 @@ export function detectToolFormat(tokenizer) {
   const added = tokenizer?._tokenizerJSON?.added_tokens;
   if (!t && Array.isArray(added) && ['<|channel|>', '<|call|>', '<|constrain|>'].every((s) => added.some((a) => a.content === s))) return 'harmony';
   throw Object.assign(new TypeError(`grammask: cannot tell the tool-call format from ${t ? 'the tokenizer\'s chat template (it shows none of <tool_call>, <|python_tag|>, [TOOL_CALLS], <|tool|>, <|channel|>)' : 'the tokenizer (it has no chat template)'}; `
-    + `pass it: new StructuredOutputProcessor(tokenizer, { type: 'tools', tools, format: '${FORMAT_NAMES.join("' | '")}' })`), { kind: 'ResponseFormat' });
+    + `pass it: new StructuredOutputProcessor(tokenizer, { type: 'tools', tools, format: '${FORMAT_NAMES.join("' | '")}' }), `
+    + 'or describe the model\'s own: format: { call: \'<tool_call>{"name": "{name}", "arguments": {arguments}}</tool_call>\', separator, begin, end } (docs/js-api.md, "A format of your own")'), { kind: 'ResponseFormat' });
 }
 
 /** The id of the token whose bytes are exactly `s` (a special one first), or -1. */
@@ -62,7 +63,7 @@ export function tokenOf(data, s) {
   return found;
 }
 
-const rxEscape = (s) => s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+const rxEscape = (s) => s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&').replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 /** A Lark regex for the non-empty texts that do not start with `s`. */
 function notStarting(s) {
@@ -120,11 +121,14 @@ export function toolsGrammar(rf, data, tokenizer) {
   const tools = toolList(rf);
   const choice = choiceOf(rf, tools);
   const format = rf.format ?? detectToolFormat(tokenizer);
-  const f = TOOL_FORMATS[format];
-  if (!f) throw fail(`unknown format ${JSON.stringify(format)} (known: ${FORMAT_NAMES.join(', ')})`);
+  // A format of the user's own (an object), or one of TOOL_FORMATS (a name).
+  const t = format !== null && typeof format === 'object' ? userTemplate(format) : null;
+  const f = t ? null : TOOL_FORMATS[format];
+  if (!t && !f) throw fail(`unknown format ${JSON.stringify(format)} (known: ${FORMAT_NAMES.join(', ')}; or a format of your own: { call: '...{name}...{arguments}...', separator, begin, end })`);
   const parallel = rf.parallel_tool_calls ?? true;
   if (typeof parallel !== 'boolean') throw fail('parallel_tool_calls must be a boolean');
   const chosen = typeof choice === 'object' ? tools.filter((t) => t.name === choice.name) : tools;
+  if (t) return { grammar: templateGrammar(t, chosen, choice, parallel, data, tokenizer), format: t.format, template: t, choice, tools, parallel, open: -1 };
   if (f.harmony) return { grammar: harmonyGrammar(chosen, choice, data), format, choice, tools, parallel, open: -1 };
   // One call: { "name": <const>, <args>: <the tool's parameters> }; the parameters under $defs.
   const $defs = {};
@@ -156,18 +160,127 @@ export function toolsGrammar(rf, data, tokenizer) {
   const sep = f.sep ? `${lit(f.sep)}${f.optionalSep ? '?' : ''} ` : '';
   lines.push(parallel && !f.list ? `calls: call | calls ${sep}call` : 'calls: call');
   const tail = f.optionalSep ? ` ${lit(f.sep)}?` : '';
-  // Free text: anything when the opener is a token (the token itself is never text);
-  // else text that does not start with the opener (or, without one, with "{").
-  const freeText = open.id >= 0 ? '/[\\s\\S]+/' : notStarting(f.open || '{');
-  if (choice === 'none') {
-    lines.push('start: TEXT?', `TEXT: ${freeText}`);
-    if (open.id >= 0) lines.push(`%reject ${open.text}`);
-  } else if (choice === 'auto') {
-    lines.push(open.id >= 0 ? `start: TEXT | TEXT? calls${tail}` : `start: TEXT | calls${tail}`, `TEXT: ${freeText}`);
-  } else {
-    lines.push(`start: calls${tail}`);
-  }
+  lines.push(...startRules(choice, open.id >= 0 ? open.text : null, f.open || '{', `calls${tail}`));
   return { grammar: lines.join('\n') + '\n', format, choice, tools, parallel, open: open.id };
+}
+
+/**
+ * The start rules of a tools grammar: `calls` (the calls, a Lark expression)
+ * or free text, as `choice` says. Free text is anything when the calls open
+ * with a token (`openToken`, `<[id]>`: the token itself is never text); else
+ * text that does not start with `lead` (the calls' fixed opening text).
+ */
+function startRules(choice, openToken, lead, calls) {
+  if (choice !== 'none' && choice !== 'auto') return [`start: ${calls}`];
+  const freeText = openToken ? '/[\\s\\S]+/' : notStarting(lead);
+  if (choice === 'none') return ['start: TEXT?', `TEXT: ${freeText}`, ...(openToken ? [`%reject ${openToken}`] : [])];
+  return [openToken ? `start: TEXT | TEXT? ${calls}` : `start: TEXT | ${calls}`, `TEXT: ${freeText}`];
+}
+
+// ---- a format of the user's own ---------------------------------------------
+//
+// { call, separator, begin, end }: `call` is one call as the model writes it,
+// `{name}` where the tool's name goes and `{arguments}` where its arguments
+// go (JSON, exact under the tool's parameters); `separator` between parallel
+// calls; `begin` and `end` once, before the first call and after the last.
+// Each string is split at the tokenizer's added tokens as the tokenizer
+// splits text (leftmost, longest first): those parts are matched as the
+// token (by id, never as its spelled-out text), the rest as text.
+
+const TEMPLATE_FIELDS = ['call', 'separator', 'begin', 'end'];
+const HOLES = /\{(name|arguments)\}/;
+const td = new TextDecoder();
+
+/** A user's format, checked: { format (with its defaults), parts: [text, hole, text, hole, text], separator, begin, end }. */
+function userTemplate(format) {
+  if (Array.isArray(format)) throw fail('format must be a format name or an object { call, separator, begin, end }, got an array');
+  for (const k of Object.keys(format)) {
+    if (!TEMPLATE_FIELDS.includes(k)) throw fail(`format has no field ${JSON.stringify(k)} (a format of your own has: ${TEMPLATE_FIELDS.join(', ')})`);
+  }
+  const ex = '\'<tool_call>{"name": "{name}", "arguments": {arguments}}</tool_call>\'';
+  if (format.call === undefined) throw fail(`format.call is missing: one call as the model writes it, with {name} and {arguments}, e.g. ${ex}`);
+  for (const k of TEMPLATE_FIELDS) {
+    const v = format[k];
+    if (v !== undefined && typeof v !== 'string') throw fail(`format.${k} must be a string, got ${JSON.stringify(v)}`);
+    if (k !== 'call' && typeof v === 'string' && /\{(name|arguments)\}/.test(v)) throw fail(`format.${k} may not hold {name} or {arguments} (they belong in format.call): ${JSON.stringify(v)}`);
+  }
+  const parts = format.call.split(HOLES); // text, {name}, text, {arguments}, text
+  for (const h of ['name', 'arguments']) {
+    const n = parts.filter((x, i) => i % 2 === 1 && x === h).length;
+    if (n !== 1) throw fail(`format.call must hold {${h}} exactly once, it holds it ${n} times: ${JSON.stringify(format.call)} (e.g. ${ex})`);
+  }
+  // The name decides the schema of the arguments, so it comes first (one
+  // JSON lexeme cannot stand for several tools' schemas and say which matched).
+  if (parts[1] !== 'name') throw fail(`format.call must hold {name} before {arguments}: ${JSON.stringify(format.call)}`);
+  const { separator = '', begin = '', end = '' } = format;
+  return { format: { call: format.call, separator, begin, end }, parts, separator, begin, end };
+}
+
+/** The tokenizer's added tokens (what it splits out of text first) as [{ text, id }], longest first; for a PreparedVocab, its special tokens. */
+function addedTokens(data, tokenizer) {
+  const out = [];
+  const added = tokenizer?._tokenizerJSON?.added_tokens;
+  if (Array.isArray(added)) {
+    for (const a of added) {
+      if (typeof a?.content !== 'string' || !a.content || !Number.isInteger(a.id) || a.id < 0 || a.id >= data.n) continue;
+      if (td.decode(data.token(a.id)) === a.content) out.push({ text: a.content, id: a.id });
+    }
+  } else {
+    for (let t = 0; t < data.n; t++) {
+      if (isSet(data.special, t) && data.offsets[t + 1] > data.offsets[t]) out.push({ text: td.decode(data.token(t)), id: t });
+    }
+  }
+  return out.sort((a, b) => b.text.length - a.text.length);
+}
+
+/** `s` split at the added tokens: [{ text } | { text, id }]. */
+function splitAtTokens(s, added) {
+  const out = [];
+  let run = '';
+  for (let i = 0; i < s.length;) {
+    const a = added.find((x) => s.startsWith(x.text, i));
+    if (!a) { run += s[i++]; continue; }
+    if (run) out.push({ text: run });
+    run = '';
+    out.push(a);
+    i += a.text.length;
+  }
+  if (run) out.push({ text: run });
+  return out;
+}
+
+/** The Lark grammar of the tools in a user's format. */
+function templateGrammar(t, tools, choice, parallel, data, tokenizer) {
+  const added = addedTokens(data, tokenizer);
+  const [t0, , t1, , t2] = t.parts;
+  // What the calls open with: begin, or the call's text before {name} (a token, or text).
+  const opening = t.begin || t0;
+  const first = opening ? splitAtTokens(opening, added)[0] : null;
+  if (!first && choice !== 'required' && typeof choice !== 'object') {
+    throw fail(`format.call starts with {name}: under tool_choice '${choice}' an answer in text and a call must be told apart; put fixed text or a token before {name} (or set format.begin)`);
+  }
+  const token = first?.id !== undefined ? `<[${first.id}]>` : null;
+  const lines = [];
+  // Opening text is a terminal of its own, ahead of free text that could spell it (as OPEN of the built-in formats).
+  const open = first && !token ? first.text : null;
+  if (open) lines.push(`OPEN.2: ${JSON.stringify(open)}`);
+  const lark = (s, opens) => {
+    const head = opens && open && s.startsWith(open) ? ['OPEN'] : [];
+    const rest = splitAtTokens(head.length ? s.slice(open.length) : s, added);
+    return [...head, ...rest.map((x) => (x.id !== undefined ? `<[${x.id}]>` : JSON.stringify(x.text)))].join(' ');
+  };
+  // One rule per tool: the call's text with its name filled in (split at the
+  // tokens), its arguments as %json of its parameters.
+  const calls = tools.map((tool, i) => {
+    lines.push(`call${i}: ${[lark(t0 + tool.name + t1, !t.begin), `%json ${JSON.stringify({ ...tool.parameters })}`, lark(t2)].filter(Boolean).join(' ')}`);
+    return `call${i}`;
+  });
+  lines.push(`call: ${calls.join(' | ')}`);
+  const sep = lark(t.separator);
+  lines.push(parallel ? `calls: call | calls ${sep ? `${sep} ` : ''}call` : 'calls: call');
+  const body = [lark(t.begin, true), 'calls', lark(t.end)].filter(Boolean).join(' ');
+  lines.push(...startRules(choice, token, first?.text ?? '', body));
+  return lines.join('\n') + '\n';
 }
 
 /**
@@ -277,6 +390,56 @@ function callTexts(text, format) {
   }
 }
 
+/**
+ * The calls in `text` in a user's format, [{ name, arguments }] (names not
+ * checked yet): from where the calls open (the first `begin`, or the call's
+ * text before its first hole), one call after another, `separator` between.
+ */
+function templateCalls(text, t, names) {
+  const t0 = t.parts[0];
+  const err = (msg) => new Error(`grammask: parseToolCalls: ${msg}`);
+  const opening = t.begin || t0;
+  let p = opening ? text.indexOf(opening) : text.search(/\S/);
+  if (p < 0) return [];
+  p += t.begin.length;
+  // Longest names first: a name that is a prefix of another does not cut it.
+  const byLength = [...names].sort((a, b) => b.length - a.length);
+  const out = [];
+  for (;;) {
+    const call = {};
+    for (let k = 0; k < t.parts.length; k++) {
+      const part = t.parts[k];
+      if (k % 2 === 0) {
+        if (!text.startsWith(part, p)) throw err(`call #${out.length}: expected ${JSON.stringify(part)} at offset ${p}, found ${JSON.stringify(text.slice(p, p + part.length + 8))}`);
+        p += part.length;
+      } else if (part === 'name') {
+        const next = t.parts[k + 1];
+        const hit = byLength.find((n) => text.startsWith(n, p) && text.startsWith(next, p + n.length));
+        if (hit === undefined) {
+          const stop = next ? text.indexOf(next, p) : -1;
+          const said = stop >= 0 ? text.slice(p, stop) : /^[^\s{"<]*/.exec(text.slice(p))[0];
+          throw err(`call #${out.length} names ${JSON.stringify(said)}, which is not a tool (${names.join(', ')})`);
+        }
+        call.name = hit;
+        p += hit.length;
+      } else {
+        const end = text[p] === '{' || text[p] === '[' ? jsonEnd(text, p) : -1;
+        if (end < 0) throw err(`call #${out.length}: no JSON arguments (or unterminated ones) at offset ${p}`);
+        try { call.arguments = JSON.parse(text.slice(p, end)); } catch (e) { throw err(`call #${out.length}: its arguments are not JSON (${e.message})`); }
+        p = end;
+      }
+    }
+    out.push(call);
+    // Another call follows the separator, or the calls end.
+    const q = p + t.separator.length;
+    const more = text.startsWith(t.separator, p) && (t0 ? text.startsWith(t0, q) : q < text.length && text.slice(q).trim() !== '' && !(t.end && text.startsWith(t.end, q)));
+    if (!more) break;
+    p = q;
+  }
+  if (t.end && !text.startsWith(t.end, p)) throw err(`the calls do not end with ${JSON.stringify(t.end)} at offset ${p}`);
+  return out;
+}
+
 /** Does `json` (text) match the store's language, fed as single-byte tokens? */
 function matches(store, data, json) {
   const m = new Matcher(store);
@@ -298,8 +461,9 @@ function matches(store, data, json) {
  */
 export function parseCalls(text, spec, vocab, data, compileCached) {
   if (typeof text !== 'string') throw new TypeError('grammask: parseToolCalls(text) takes the generated text (a string)');
-  const f = TOOL_FORMATS[spec.format];
-  return callTexts(text, spec.format).map((c, i) => {
+  const f = spec.template ? { args: 'arguments' } : TOOL_FORMATS[spec.format];
+  const calls = spec.template ? templateCalls(text, spec.template, spec.tools.map((x) => x.name)) : callTexts(text, spec.format);
+  return calls.map((c, i) => {
     const t = spec.tools.find((x) => x.name === c?.name);
     if (!t) throw new Error(`grammask: parseToolCalls: call #${i} names ${JSON.stringify(c?.name)}, which is not a tool (${spec.tools.map((x) => x.name).join(', ')})`);
     const args = c[f.args] ?? c.arguments ?? c.parameters;
