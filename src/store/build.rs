@@ -419,6 +419,10 @@ pub(crate) struct Walker {
     /// position whose lexeme every text character continues (see
     /// [`text_closed_at`]).
     slice: Option<Rc<LoopWalk>>,
+    /// Per `k`, the text slice's tokens of at most `k` characters as a walk
+    /// without exits: the memo's entry for a position whose lexeme takes
+    /// exactly up to `k` more text characters (see [`text_bounded_at`]).
+    bounded: HashMap<usize, Rc<LoopWalk>>,
 }
 
 /// Most positions in [`Walker`]'s loop memo.
@@ -428,7 +432,7 @@ const LOOP_MEMO_WORDS: usize = 1 << 21;
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None }
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None, bounded: HashMap::default() }
     }
 }
 
@@ -533,8 +537,14 @@ impl Walker {
         let lw = match self.loop_memo.get(&(l, x)) {
             Some(lw) => lw.clone(),
             None => {
-                let lw = match lexeme_loop(cx, l, x, trie) {
-                    Some(sig) => Some(loop_walks(&sig)),
+                let sig = lexeme_loop(cx, l, x, trie);
+                // A counted body (an acyclic loop, cut or not, or none past
+                // the cut) whose lexeme takes exactly up to k more text
+                // characters: the slice's tokens of at most k characters,
+                // without a walk of the whole trie per count.
+                let bounded = || text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, trie.text_slice().by_chars.len());
+                let lw = match sig {
+                    Some(sig) if loop_text_closed(&sig) => Some(loop_walks(&sig)),
                     None if text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS) => Some(
                         self.slice
                             .get_or_insert_with(|| {
@@ -542,9 +552,17 @@ impl Walker {
                             })
                             .clone(),
                     ),
-                    None => None,
+                    sig => match bounded() {
+                        Some(k) => Some(
+                            self.bounded
+                                .entry(k)
+                                .or_insert_with(|| Rc::new(LoopWalk { inside: trie.text_slice().up_to(k), ..Default::default() }))
+                                .clone(),
+                        ),
+                        None => sig.map(|sig| loop_walks(&sig)),
+                    },
                 };
-                let shared = |w: &Rc<LoopWalk>| self.slice.as_ref().is_some_and(|sl| Rc::ptr_eq(sl, w));
+                let shared = |w: &Rc<LoopWalk>| self.is_sliced(w);
                 let words = lw.as_ref().filter(|w| !shared(w)).map_or(0, |w| w.inside.len() + 2 * w.frontier.len() + w.paths.len() / 4) + 4;
                 if self.loop_memo.len() >= LOOP_MEMO || self.loop_memo_words + words > LOOP_MEMO_WORDS {
                     self.loop_memo.clear();
@@ -559,9 +577,11 @@ impl Walker {
             self.walk_start(cx, trie, l, sink);
             return None;
         }
-        // Every text character continues the lexeme: the text slice is
-        // reached with the empty sequence, and the other tokens are walked.
-        if let Some(lw) = lw.as_ref().filter(|lw| self.slice.as_ref().is_some_and(|sl| Rc::ptr_eq(sl, lw))) {
+        // Every text character continues the lexeme (or, bounded, every
+        // string of up to k of them, and none longer): the text slice (its
+        // tokens of at most k characters) is reached with the empty
+        // sequence, and the other tokens are walked.
+        if let Some(lw) = lw.as_ref().filter(|lw| self.is_sliced(lw)) {
             let rest = &trie.text_slice().rest;
             self.arena.clear();
             self.arena.push((l, x, 0));
@@ -587,6 +607,11 @@ impl Walker {
             }
         }
         Some(lw)
+    }
+
+    /// Is `w` the text slice, or its tokens up to some length (no exits)?
+    fn is_sliced(&self, w: &Rc<LoopWalk>) -> bool {
+        self.slice.as_ref().is_some_and(|sl| Rc::ptr_eq(sl, w)) || self.bounded.values().any(|b| Rc::ptr_eq(b, w))
     }
 
     /// The walk from the start of the input (target [`NO_TARGET`]), one first
@@ -1080,7 +1105,7 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
     // inside as a whole; the walk covers the other tokens, whose trie maps
     // back to the whole one (no slice token lies under an exit or a dead
     // node: its bytes stay inside from every state on its path).
-    let (slice, trie) = match cut == usize::MAX && text_closed(nc, class, rows) {
+    let (slice, trie) = match loop_text_closed(sig) {
         true => {
             let sl = trie.text_slice();
             bits = sl.inside.chunks(2).map(|c| c[0] as u64 | (*c.get(1).unwrap_or(&0) as u64) << 32).collect();
@@ -1124,6 +1149,14 @@ pub(super) fn loop_walk(trie: &TokenTrie, sig: &[u32]) -> LoopWalk {
         w.inside.pop();
     }
     w
+}
+
+/// The loop of signature `sig` (see [`lexeme_loop`]) is uncut and every
+/// text character keeps it inside ([`text_closed`]): its walk has the
+/// text slice inside.
+fn loop_text_closed(sig: &[u32]) -> bool {
+    let nc = sig[0] as usize;
+    sig[SIG_HEADER - 1] == 0 && text_closed(nc, &sig[1..SIG_HEADER - 1], &sig[SIG_HEADER..])
 }
 
 /// True if every text character (see [`crate::vocab::trie::text_step`])
@@ -1185,6 +1218,68 @@ fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8, max_pairs: usize) -> 
         }
     }
     true
+}
+
+/// The bounded case of [`text_closed_at`] (a counted body: `maxLength`,
+/// `{m,n}`): `Some(k)` if from position `(l, x)` every string of at most
+/// `k` text characters continues the lexeme, no string of `k + 1` does, and
+/// the lexeme cannot end anywhere along them (from `l` on). Then the text
+/// slice's tokens of at most `k` characters are reached with the empty
+/// sequence (the mask is the union, as in [`text_closed_at`]) and its
+/// longer tokens are reached by nothing: only the other tokens are walked.
+/// `None` past `max_pairs` (lexer state, character position) pairs;
+/// `Some(max_k)` when every string of `max_k` characters (longer than
+/// every slice token) continues.
+fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usize) -> Option<usize> {
+    use crate::vocab::trie::text_step;
+    if x == NO_TARGET || x == cx.newline {
+        return None;
+    }
+    let (lx, xt) = (cx.lexer, crate::ids::TerminalId(x));
+    let mut level: Vec<u32> = vec![l];
+    let mut pairs = 1usize;
+    let mut seen: crate::hash::FxMap<usize, u32> = crate::hash::FxMap::default();
+    let mut next: Vec<u32> = Vec::new();
+    for k in 0..max_k {
+        // One character on from every state of the level: all bytes live, or all dead.
+        let (mut live, mut dead) = (false, false);
+        seen.clear();
+        next.clear();
+        let mut todo: Vec<(u32, u8)> = level.iter().map(|&s| (s, 0)).collect();
+        while let Some((s, u)) = todo.pop() {
+            if lx.may_win(LexStateId(s), xt) {
+                return None;
+            }
+            for b in 0..=255u8 {
+                let Some(u2) = text_step(u, b) else { continue };
+                let Some(s2) = lx.cont(LexStateId(s), b).filter(|&s2| lx.can_complete(s2, xt)) else {
+                    dead = true;
+                    continue;
+                };
+                live = true;
+                if seen.insert(s2.0 as usize * 8 + u2 as usize, 0).is_none() {
+                    pairs += 1;
+                    if pairs > max_pairs || (live && dead) {
+                        return None;
+                    }
+                    if u2 == 0 {
+                        next.push(s2.0);
+                    } else {
+                        todo.push((s2.0, u2));
+                    }
+                }
+            }
+            if live && dead {
+                return None;
+            }
+        }
+        if !live {
+            return Some(k);
+        }
+        std::mem::swap(&mut level, &mut next);
+    }
+    // Every string of `max_k` characters continues: no slice token is longer.
+    Some(max_k)
 }
 
 /// True if `seq` can never be rejected: it holds only indentation events.
@@ -1662,32 +1757,86 @@ mod loop_tests {
                 starts += usize::from(start);
                 compared += 1;
                 let (a, b) = walked_and_plain(&mut Walker::default(), &mut SeqInterner::new(), &pv, cx, l, x);
-                // Per token, its sequences: equal outside the slice; for a
-                // slice token, the sliced walk's are among the plain walk's
-                // and each of those extends one of them (the same mask, as
-                // viability is prefix-closed).
-                let by_token = |list: &Entries| {
-                    let mut m: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
-                    for (seq, toks) in list {
-                        for &t in toks {
-                            m.entry(t).or_default().push(seq.clone());
-                        }
-                    }
-                    m
-                };
-                let (ma, mb) = (by_token(&a), by_token(&b));
-                assert_eq!(ma.len(), mb.len(), "position ({l}, {x}): different tokens reached");
-                for (t, sa) in &ma {
-                    let sb = &mb[t];
-                    if !in_slice(*t) {
-                        assert_eq!(sa, sb, "position ({l}, {x}), token {t}");
-                        continue;
-                    }
-                    assert!(sa.iter().all(|q| sb.contains(q)), "position ({l}, {x}), token {t}: {sa:?} vs {sb:?}");
-                    assert!(sb.iter().all(|q| sa.iter().any(|p| q.starts_with(p))), "position ({l}, {x}), token {t}: {sa:?} vs {sb:?}");
-                }
+                sliced_equals_plain(&a, &b, &in_slice, l, x);
             }
         }
         assert!(compared >= 6 && starts == 4, "{compared} text-closed positions compared, {starts} starts");
+    }
+
+    /// Per token, its sequences: equal outside the slice; for a slice
+    /// token, the sliced walk's (`a`) are among the plain walk's (`b`) and
+    /// each of those extends one of them (the same mask, as viability is
+    /// prefix-closed).
+    fn sliced_equals_plain(a: &Entries, b: &Entries, in_slice: &dyn Fn(u32) -> bool, l: u32, x: u32) {
+        let by_token = |list: &Entries| {
+            let mut m: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
+            for (seq, toks) in list {
+                for &t in toks {
+                    m.entry(t).or_default().push(seq.clone());
+                }
+            }
+            m
+        };
+        let (ma, mb) = (by_token(a), by_token(b));
+        assert_eq!(ma.len(), mb.len(), "position ({l}, {x}): different tokens reached");
+        for (t, sa) in &ma {
+            let sb = &mb[t];
+            if !in_slice(*t) {
+                assert_eq!(sa, sb, "position ({l}, {x}), token {t}");
+                continue;
+            }
+            assert!(sa.iter().all(|q| sb.contains(q)), "position ({l}, {x}), token {t}: {sa:?} vs {sb:?}");
+            assert!(sb.iter().all(|q| sa.iter().any(|p| q.starts_with(p))), "position ({l}, {x}), token {t}: {sa:?} vs {sb:?}");
+        }
+    }
+
+    /// A position inside a counted body (`maxLength`, `{m,n}`) whose lexeme
+    /// takes up to k more text characters and no more walks only the tokens
+    /// outside the text slice: the slice's tokens of at most k characters
+    /// are reached with the empty sequence, as the plain walk finds too,
+    /// its longer tokens by nothing, and every other token keeps exactly
+    /// the plain walk's sequences.
+    #[test]
+    fn text_bounded_positions_equal_plain_walks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let vocab = crate::vocab::load::load_tokenizer_file(&root.join("models/llama3/tokenizer.json"), None).unwrap();
+        let pv = Rc::new(PreparedVocab::new(vocab));
+        let trie = pv.trie();
+        let slice = trie.text_slice();
+        let in_slice = |t: u32| slice.inside.get(t as usize / 32).is_some_and(|w| w >> (t % 32) & 1 == 1);
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "a": {"type": "string", "maxLength": 24}, "b": {"type": "string", "minLength": 2, "maxLength": 4},
+            "c": {"type": "string", "maxLength": 200}}, "required": ["a", "b", "c"]});
+        let constraints = [
+            crate::constraint::Constraint::JsonSchema(schema),
+            crate::constraint::Constraint::Lark { grammar: "start: S \"!\"\nS: /<[^<>]{0,12}>/\n".into(), file: "t.lark".into(), start: None },
+        ];
+        let (mut compared, mut zero, mut mid, mut all) = (0, 0, 0, 0);
+        for c in constraints {
+            let (cfg, _) = crate::constraint::to_cfg(&c, &Default::default()).unwrap();
+            let (store, _) = compile_lazy(&cfg, pv.clone()).unwrap();
+            let cx = step_ctx(&store.lexer, &store.grammar);
+            for q in 0..store.n_positions() {
+                let (l, x) = store.q_parts(q as QId);
+                let sig = lexeme_loop(cx, l, x, trie);
+                if sig.as_ref().is_some_and(|s| loop_text_closed(s)) || (sig.is_none() && text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS)) {
+                    continue;
+                }
+                let Some(k) = text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, slice.by_chars.len()) else { continue };
+                // The long body's counts past the short ones: a sample (plain walks are slow).
+                if (k > 24 && k % 16 != 0 && k != slice.by_chars.len()) || (k == slice.by_chars.len() && all >= 3) || (k == 0 && zero >= 40) {
+                    continue;
+                }
+                compared += 1;
+                zero += usize::from(k == 0);
+                mid += usize::from((1..=24).contains(&k));
+                all += usize::from(k == slice.by_chars.len());
+                let (a, b) = walked_and_plain(&mut Walker::default(), &mut SeqInterner::new(), &pv, cx, l, x);
+                sliced_equals_plain(&a, &b, &in_slice, l, x);
+            }
+        }
+        let counts = format!("{compared} bounded positions compared: {zero} with k = 0, {mid} with k in 1..=24, {all} with every slice token");
+        eprintln!("{counts}");
+        assert!(zero >= 3 && mid >= 30 && all >= 1, "{counts}");
     }
 }

@@ -98,6 +98,19 @@ pub struct TextSlice {
     pub node: Vec<u32>,
     /// The slice's tokens by first byte.
     pub by_first: Vec<Vec<u32>>,
+    /// The slice's tokens by their number of characters (index 0 unused).
+    pub by_chars: Vec<Vec<u32>>,
+}
+
+impl TextSlice {
+    /// The slice's tokens of at most `k` characters, as mask words.
+    pub fn up_to(&self, k: usize) -> Vec<u32> {
+        let mut m = vec![0u32; self.inside.len()];
+        for t in self.by_chars.iter().take(k + 1).flatten() {
+            m[*t as usize / 32] |= 1 << (t % 32);
+        }
+        m
+    }
 }
 
 /// The text slice's characters as a byte automaton: the state after `b` in
@@ -232,24 +245,30 @@ impl TokenTrie {
             let words = self.ids.iter().map(|t| t.0 as usize / 32 + 1).max().unwrap_or(0);
             let mut inside = vec![0u32; words];
             let mut by_first = vec![Vec::new(); 256];
+            let mut by_chars: Vec<Vec<u32>> = Vec::new();
             let mut rest: Vec<(TokenId, Vec<u8>)> = Vec::new();
-            // (subtree end, text state or 8 = out) along the current path.
+            // (subtree end, text state or 8 = out, characters) along the current path.
             let mut path: Vec<u8> = Vec::new();
-            let mut stack: Vec<(u32, u8)> = vec![(self.nodes.len() as u32, 0)];
+            let mut stack: Vec<(u32, u8, usize)> = vec![(self.nodes.len() as u32, 0, 0)];
             for n in 1..self.nodes.len() as u32 {
                 while n >= stack.last().expect("the root's entry stays").0 {
                     stack.pop();
                     path.pop();
                 }
                 let b = self.byte(n);
-                let u = stack.last().expect("the root's entry stays").1;
+                let (_, u, c) = *stack.last().expect("the root's entry stays");
                 let u2 = if u == 8 { 8 } else { text_step(u, b).unwrap_or(8) };
+                let c2 = c + usize::from(u2 == 0);
                 path.push(b);
-                stack.push((self.subtree_end(n), u2));
+                stack.push((self.subtree_end(n), u2, c2));
                 for &t in self.tokens_at(n) {
                     if u2 == 0 {
                         inside[t.0 as usize / 32] |= 1 << (t.0 % 32);
                         by_first[path[0] as usize].push(t.0);
+                        if by_chars.len() <= c2 {
+                            by_chars.resize(c2 + 1, Vec::new());
+                        }
+                        by_chars[c2].push(t.0);
                     } else {
                         rest.push((t, path.clone()));
                     }
@@ -258,7 +277,7 @@ impl TokenTrie {
             let rest = TokenTrie::from_sorted(rest.len(), &mut rest.iter().map(|(t, b)| (*t, &b[..])));
             let mut node = vec![0u32; rest.node_count()];
             rest.walk(&mut Vec::new(), 0u32, |&m, b| self.child(m, b), |n, &m| node[n as usize] = m);
-            Box::new(TextSlice { inside, rest, node, by_first })
+            Box::new(TextSlice { inside, rest, node, by_first, by_chars })
         })
     }
 
@@ -388,6 +407,11 @@ mod tests {
             let in_slice = sl.inside.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 == 1);
             let text = std::str::from_utf8(t).is_ok_and(|s| s.chars().all(|c| c >= ' ' && c != '"' && c != '\\'));
             assert_eq!(in_slice, text, "{t:?}");
+            let chars = std::str::from_utf8(t).map_or(0, |s| s.chars().count());
+            for k in 0..6 {
+                let up = sl.up_to(k);
+                assert_eq!(up.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 == 1), text && chars <= k, "{t:?} up to {k}");
+            }
             let r = sl.rest.lookup(t);
             assert_eq!(r.is_some_and(|n| sl.rest.tokens_at(n).contains(&TokenId(i as u32))), !text, "{t:?}");
             if let Some(n) = r.filter(|_| !text) {
