@@ -103,7 +103,8 @@ export interface GrammarLogitsProcessorOptions {
    * initial mask (before the first step), then after each step the mask after
    * each constrained row's likeliest token (committed and rolled back: the
    * matchers are unchanged), then `Matcher.prefetch` with several rows; it
-   * stands by while the forward pass blocks the thread (docs/js-api.md).
+   * works only after a step that showed the forward pass leaves the thread
+   * free (docs/js-api.md).
    */
   prefetchMs?: number;
   /** The Matcher class to use when the store comes from another module instance (e.g. 'grammask/web'). */

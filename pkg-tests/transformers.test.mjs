@@ -270,13 +270,13 @@ function execPython(script, arg) {
   return execFileSync('python3', ['-c', script, arg], { encoding: 'utf8' });
 }
 
-test('GrammarLogitsProcessor: the idle-time hook warms the first mask, speculates each row\'s likeliest token (matchers unchanged), prefetches; off with prefetchMs: 0', async () => {
+test('GrammarLogitsProcessor: the idle-time hook warms the first mask, probes the event loop after the first step, then speculates each row\'s likeliest token (matchers unchanged), prefetches; off with prefetchMs: 0', async () => {
   const { PreparedVocab, compile } = await import('grammask');
   const vocab = PreparedVocab.fromTokenizerJson(fs.readFileSync(path.join(ROOT, 'models/llama3/tokenizer.json'), 'utf8'), { eosTokenIds: [EOS] });
   const store = compile(vocab, { type: 'lark', grammar: fs.readFileSync(path.join(ROOT, 'grammars/json.lark'), 'utf8') });
   const V = store.vocabSize;
   const idOf = (text) => { for (let id = 0; id < V; id++) if (new TextDecoder().decode(store.tokenBytes(id)) === text) return id; throw new Error(text); };
-  const [open, brace, one] = [idOf('['), idOf('{'), idOf('1')];
+  const [open, brace, one, quote] = [idOf('['), idOf('{'), idOf('1'), idOf('"')];
   const events = [];
   class Spy extends Matcher {
     fillMask(out, off) { events.push('fill'); return super.fillMask(out, off); }
@@ -300,19 +300,24 @@ test('GrammarLogitsProcessor: the idle-time hook warms the first mask, speculate
   assert.deepEqual(events, ['fill', 'fill'], 'during the step: only the two masks');
   events.length = 0;
   await tick();
+  assert.deepEqual(events, [], 'after the first step the hook only probes whether the event loop turns while the model runs');
+  proc([[1n, BigInt(open)], [2n, BigInt(brace)]], logits(one, quote));
+  assert.equal(proc.idle, true, 'the loop turned');
+  events.length = 0;
+  await tick();
   // Row 0 always speculates; row 1 and the prefetch only within the 3 ms budget.
-  assert.deepEqual(events.slice(0, 3), [`commit ${open}`, 'fill', 'rollback 1'], 'row 0: its likeliest token, its mask, rolled back');
+  assert.deepEqual(events.slice(0, 3), [`commit ${one}`, 'fill', 'rollback 1'], 'row 0: its likeliest token, its mask, rolled back');
   const rest = events.slice(3).join(',');
   assert.match(rest, /^(commit \d+,fill,rollback 1,?)?(prefetch true)?$/, rest);
-  if (rest.startsWith('commit')) assert.equal(events[3], `commit ${brace}`);
+  if (rest.startsWith('commit')) assert.equal(events[3], `commit ${quote}`);
   assert.ok(proc.prefetchTimeMs > 0);
   // The matchers are unchanged: the next step commits other tokens, and its masks equal fresh matchers'.
   events.length = 0;
-  proc([[1n, BigInt(brace)], [2n, BigInt(open)]], logits(one, one));
-  const fresh = (id) => { const m = new Matcher(store); m.commitToken(id); const w = m.computeMask(); m.free(); return w; };
+  proc([[1n, BigInt(open), BigInt(open)], [2n, BigInt(brace), BigInt(quote)]], logits(one, one));
+  const fresh = (...ids) => { const m = new Matcher(store); for (const id of ids) m.commitToken(id); const w = m.computeMask(); m.free(); return w; };
   const masks = proc.matchers.map((m) => m.computeMask());
-  assert.deepEqual(masks[0], fresh(brace));
-  assert.deepEqual(masks[1], fresh(open));
+  assert.deepEqual(masks[0], fresh(open, open));
+  assert.deepEqual(masks[1], fresh(brace, quote));
   const off = new GrammarLogitsProcessor(store, { Matcher: Spy, prefetchMs: 0 });
   await tick();
   events.length = 0;

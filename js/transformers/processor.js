@@ -299,8 +299,9 @@ export class GrammarLogitsProcessor {
    * The first row's speculation always runs; one mask can overrun the budget.
    * Where the forward pass blocks the thread (onnxruntime-node: the event
    * loop does not turn between the hook and the next step), the hook's work
-   * would only delay the forward pass: after such a step (`idle` false) it
-   * does no work, and only probes whether the loop turns.
+   * would only delay the forward pass: it works only once a step has shown
+   * that the loop turns (`idle` true); until then (the first step) and
+   * after a step where it did not, it only probes.
    */
   _schedulePrefetch() {
     const ms = this.options.prefetchMs;
@@ -311,10 +312,10 @@ export class GrammarLogitsProcessor {
     this._prefetchTimer = setTimeout(() => {
       this._prefetchTimer = undefined;
       if (this.rows !== gen) return; // reset or freed since
-      // The previous forward pass blocked the thread (no event-loop turns
-      // between the hook and the next step): work here would only delay
-      // the forward pass, so the hook stands by and keeps probing.
-      if (this.idle !== false) {
+      // Unless the previous forward pass left the event loop free (it
+      // turned between the hook and the next step), work here would only
+      // delay the forward pass: the hook stands by and keeps probing.
+      if (this.idle === true) {
         const t0 = performance.now();
         try {
           for (const r of rows) {
