@@ -423,6 +423,8 @@ pub(crate) struct Walker {
     /// without exits: the memo's entry for a position whose lexeme takes
     /// exactly up to `k` more text characters (see [`text_bounded_at`]).
     bounded: HashMap<usize, Rc<LoopWalk>>,
+    /// [`text_bounded_at`]'s answers per `(lexer state, target)`.
+    bounded_k: HashMap<(u32, u32), Option<usize>>,
 }
 
 /// Most positions in [`Walker`]'s loop memo.
@@ -432,7 +434,7 @@ const LOOP_MEMO_WORDS: usize = 1 << 21;
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None, bounded: HashMap::default() }
+        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None, bounded: HashMap::default(), bounded_k: HashMap::default() }
     }
 }
 
@@ -537,29 +539,29 @@ impl Walker {
         let lw = match self.loop_memo.get(&(l, x)) {
             Some(lw) => lw.clone(),
             None => {
-                let sig = lexeme_loop(cx, l, x, trie);
-                // A counted body (an acyclic loop, cut or not, or none past
-                // the cut) whose lexeme takes exactly up to k more text
-                // characters: the slice's tokens of at most k characters,
-                // without a walk of the whole trie per count.
-                let bounded = || text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, trie.text_slice().by_chars.len());
-                let lw = match sig {
-                    Some(sig) if loop_text_closed(&sig) => Some(loop_walks(&sig)),
-                    None if text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS) => Some(
-                        self.slice
-                            .get_or_insert_with(|| {
-                                Rc::new(LoopWalk { inside: trie.text_slice().inside.clone(), ..Default::default() })
-                            })
-                            .clone(),
-                    ),
-                    sig => match bounded() {
-                        Some(k) => Some(
-                            self.bounded
-                                .entry(k)
-                                .or_insert_with(|| Rc::new(LoopWalk { inside: trie.text_slice().up_to(k), ..Default::default() }))
+                // A lexeme that takes exactly up to k more text characters
+                // (a counted body: `maxLength`, `{m,n}`) or any number of
+                // them (a string body), and cannot end on the way: the
+                // slice's tokens of at most k characters by reference,
+                // without a loop signature or a walk of the whole trie per
+                // count. Otherwise its lexeme loop, or the whole slice if
+                // every text character continues the lexeme (which may end).
+                let memo = &mut self.bounded_k;
+                if memo.len() >= LOOP_MEMO {
+                    memo.clear();
+                }
+                let lw = match text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, trie.text_slice().by_chars.len(), memo) {
+                    Some(k) => Some(self.bounded_walk(trie, k)),
+                    None => match lexeme_loop(cx, l, x, trie) {
+                        Some(sig) => Some(loop_walks(&sig)),
+                        None if text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS) => Some(
+                            self.slice
+                                .get_or_insert_with(|| {
+                                    Rc::new(LoopWalk { inside: trie.text_slice().inside.clone(), ..Default::default() })
+                                })
                                 .clone(),
                         ),
-                        None => sig.map(|sig| loop_walks(&sig)),
+                        None => None,
                     },
                 };
                 let shared = |w: &Rc<LoopWalk>| self.is_sliced(w);
@@ -607,6 +609,37 @@ impl Walker {
             }
         }
         Some(lw)
+    }
+
+    /// The text slice's tokens of at most `k` characters as a walk without
+    /// exits, kept per `k`: derived from the nearest `k` kept (the groups
+    /// of tokens by length are disjoint), so the counts of one body cost a
+    /// copy and a few groups each, not a pass over the slice.
+    fn bounded_walk(&mut self, trie: &TokenTrie, k: usize) -> Rc<LoopWalk> {
+        if let Some(w) = self.bounded.get(&k) {
+            return w.clone();
+        }
+        let sl = trie.text_slice();
+        let near = self.bounded.keys().copied().min_by_key(|&j| j.abs_diff(k));
+        let inside = match near {
+            Some(j) if j.abs_diff(k) < k.min(8) => {
+                let mut m = self.bounded[&j].inside.clone();
+                let (lo, hi, set) = if j < k { (j + 1, k, true) } else { (k + 1, j, false) };
+                for t in sl.by_chars.iter().take(hi + 1).skip(lo).flatten() {
+                    let (w, bit) = (*t as usize / 32, 1u32 << (t % 32));
+                    if set {
+                        m[w] |= bit;
+                    } else {
+                        m[w] &= !bit;
+                    }
+                }
+                m
+            }
+            _ => sl.up_to(k),
+        };
+        let w = Rc::new(LoopWalk { inside, ..Default::default() });
+        self.bounded.insert(k, w.clone());
+        w
     }
 
     /// Is `w` the text slice, or its tokens up to some length (no exits)?
@@ -1227,59 +1260,99 @@ fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8, max_pairs: usize) -> 
 /// slice's tokens of at most `k` characters are reached with the empty
 /// sequence (the mask is the union, as in [`text_closed_at`]) and its
 /// longer tokens are reached by nothing: only the other tokens are walked.
-/// `None` past `max_pairs` (lexer state, character position) pairs;
-/// `Some(max_k)` when every string of `max_k` characters (longer than
-/// every slice token) continues.
-fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usize) -> Option<usize> {
-    use crate::vocab::trie::text_step;
+/// `Some(max_k)` when every string of `max_k` characters (longer than every
+/// slice token) continues; `None` otherwise, or past `max_pairs` (lexer
+/// state, character position) pairs in one character.
+///
+/// A counted body is a chain (one state per count), so the answer of each
+/// state one character on is kept in `memo` (per `(state, x)`): the states
+/// of one body cost one search in all, not one per count. A chain that
+/// comes back to one of its states (a string body) continues for ever.
+fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usize, memo: &mut HashMap<(u32, u32), Option<usize>>) -> Option<usize> {
     if x == NO_TARGET || x == cx.newline {
         return None;
     }
+    // Levels whose states all continue, from `l` on.
+    let mut chain: Vec<Vec<u32>> = Vec::new();
+    let mut level = vec![l];
+    // The answer at `level`, and whether it holds there (false: it holds
+    // at `l` only, with `max_k` continuing levels behind it).
+    let (res, holds) = loop {
+        if let (1, Some(&r)) = (level.len(), memo.get(&(level[0], x))) {
+            break (r, true);
+        }
+        // Back at a state of the chain: every level continues, for ever.
+        if level.len() == 1 && chain.iter().any(|c| c[..] == level[..]) {
+            break (Some(max_k), true);
+        }
+        if chain.len() >= max_k {
+            break (Some(max_k), false);
+        }
+        match text_level(cx, &level, x, max_pairs) {
+            None => break (None, true),
+            Some(next) if next.is_empty() => break (Some(0), true),
+            Some(next) => chain.push(std::mem::replace(&mut level, next)),
+        }
+    };
+    if !holds {
+        // Only `l` has `max_k` continuing levels behind it.
+        memo.insert((l, x), res);
+        return res;
+    }
+    if level.len() == 1 {
+        memo.insert((level[0], x), res);
+    }
+    let mut r = res;
+    for lv in chain.iter().rev() {
+        r = r.map(|k| (k + 1).min(max_k));
+        if lv.len() == 1 {
+            memo.insert((lv[0], x), r);
+        }
+    }
+    r
+}
+
+/// One text character on from the lexer states `level` (at character
+/// boundaries) with target `x`: the states after it (empty: every text
+/// character dies) or `None` if some continue and some die, the lexeme can
+/// end on the way (or at `level`), or past `max_pairs` pairs.
+fn text_level(cx: StepCtx<'_>, level: &[u32], x: u32, max_pairs: usize) -> Option<Vec<u32>> {
+    use crate::vocab::trie::text_step;
     let (lx, xt) = (cx.lexer, crate::ids::TerminalId(x));
-    let mut level: Vec<u32> = vec![l];
-    let mut pairs = 1usize;
+    let (mut live, mut dead) = (false, false);
     let mut seen: crate::hash::FxMap<usize, u32> = crate::hash::FxMap::default();
     let mut next: Vec<u32> = Vec::new();
-    for k in 0..max_k {
-        // One character on from every state of the level: all bytes live, or all dead.
-        let (mut live, mut dead) = (false, false);
-        seen.clear();
-        next.clear();
-        let mut todo: Vec<(u32, u8)> = level.iter().map(|&s| (s, 0)).collect();
-        while let Some((s, u)) = todo.pop() {
-            if lx.may_win(LexStateId(s), xt) {
-                return None;
-            }
-            for b in 0..=255u8 {
-                let Some(u2) = text_step(u, b) else { continue };
-                let Some(s2) = lx.cont(LexStateId(s), b).filter(|&s2| lx.can_complete(s2, xt)) else {
-                    dead = true;
-                    continue;
-                };
-                live = true;
-                if seen.insert(s2.0 as usize * 8 + u2 as usize, 0).is_none() {
-                    pairs += 1;
-                    if pairs > max_pairs || (live && dead) {
-                        return None;
-                    }
-                    if u2 == 0 {
-                        next.push(s2.0);
-                    } else {
-                        todo.push((s2.0, u2));
-                    }
+    let mut todo: Vec<(u32, u8)> = level.iter().map(|&s| (s, 0)).collect();
+    while let Some((s, u)) = todo.pop() {
+        if lx.may_win(LexStateId(s), xt) {
+            return None;
+        }
+        // The bytes `text_step` may take in state `u`.
+        let bytes = if u == 0 { 0x20..=0xF4u8 } else { 0x80..=0xBFu8 };
+        for b in bytes {
+            let Some(u2) = text_step(u, b) else { continue };
+            let Some(s2) = lx.cont(LexStateId(s), b).filter(|&s2| lx.can_complete(s2, xt)) else {
+                dead = true;
+                continue;
+            };
+            live = true;
+            if seen.insert(s2.0 as usize * 8 + u2 as usize, 0).is_none() {
+                if seen.len() > max_pairs {
+                    return None;
+                }
+                if u2 == 0 {
+                    next.push(s2.0);
+                } else {
+                    todo.push((s2.0, u2));
                 }
             }
-            if live && dead {
-                return None;
-            }
         }
-        if !live {
-            return Some(k);
+        if live && dead {
+            return None;
         }
-        std::mem::swap(&mut level, &mut next);
     }
-    // Every string of `max_k` characters continues: no slice token is longer.
-    Some(max_k)
+    next.sort_unstable();
+    Some(next)
 }
 
 /// True if `seq` can never be rejected: it holds only indentation events.
@@ -1806,7 +1879,7 @@ mod loop_tests {
         let in_slice = |t: u32| slice.inside.get(t as usize / 32).is_some_and(|w| w >> (t % 32) & 1 == 1);
         let schema = serde_json::json!({"type": "object", "properties": {
             "a": {"type": "string", "maxLength": 24}, "b": {"type": "string", "minLength": 2, "maxLength": 4},
-            "c": {"type": "string", "maxLength": 200}}, "required": ["a", "b", "c"]});
+            "c": {"type": "string", "maxLength": 200}, "d": {"type": "string"}}, "required": ["a", "b", "c", "d"]});
         let constraints = [
             crate::constraint::Constraint::JsonSchema(schema),
             crate::constraint::Constraint::Lark { grammar: "start: S \"!\"\nS: /<[^<>]{0,12}>/\n".into(), file: "t.lark".into(), start: None },
@@ -1816,13 +1889,16 @@ mod loop_tests {
             let (cfg, _) = crate::constraint::to_cfg(&c, &Default::default()).unwrap();
             let (store, _) = compile_lazy(&cfg, pv.clone()).unwrap();
             let cx = step_ctx(&store.lexer, &store.grammar);
+            let mut bounded_memo = HashMap::default();
+            // One walker per store, as the store has: its bounded walks are
+            // derived from each other (see `Walker::bounded_walk`).
+            let mut walker = Walker::default();
             for q in 0..store.n_positions() {
                 let (l, x) = store.q_parts(q as QId);
-                let sig = lexeme_loop(cx, l, x, trie);
-                if sig.as_ref().is_some_and(|s| loop_text_closed(s)) || (sig.is_none() && text_closed_at(cx, l, x, 0, TEXT_CLOSED_PAIRS)) {
-                    continue;
-                }
-                let Some(k) = text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, slice.by_chars.len()) else { continue };
+                let fresh = text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, slice.by_chars.len(), &mut HashMap::default());
+                let memo = text_bounded_at(cx, l, x, TEXT_CLOSED_PAIRS, slice.by_chars.len(), &mut bounded_memo);
+                assert_eq!(memo, fresh, "position ({l}, {x}): the memo's answer differs");
+                let Some(k) = fresh else { continue };
                 // The long body's counts past the short ones: a sample (plain walks are slow).
                 if (k > 24 && k % 16 != 0 && k != slice.by_chars.len()) || (k == slice.by_chars.len() && all >= 3) || (k == 0 && zero >= 40) {
                     continue;
@@ -1831,7 +1907,7 @@ mod loop_tests {
                 zero += usize::from(k == 0);
                 mid += usize::from((1..=24).contains(&k));
                 all += usize::from(k == slice.by_chars.len());
-                let (a, b) = walked_and_plain(&mut Walker::default(), &mut SeqInterner::new(), &pv, cx, l, x);
+                let (a, b) = walked_and_plain(&mut walker, &mut SeqInterner::new(), &pv, cx, l, x);
                 sliced_equals_plain(&a, &b, &in_slice, l, x);
             }
         }
