@@ -92,6 +92,12 @@ pub struct Merged<'a> {
     /// A structured (object/array) constant is in the conjunction: objects
     /// and arrays are allowed although `consts` is set.
     pub struct_const: bool,
+    /// `dependentRequired` / `dependencies` (array form) rules: (trigger
+    /// key, keys it requires, pointer); a `false` dependent schema is a rule
+    /// with `None` (the trigger key may not occur).
+    pub dep_required: Vec<(String, Option<Vec<String>>, String)>,
+    /// `propertyNames` schemas (other than `true`/`{}`/`false`), with pointers.
+    pub prop_names: Vec<(Loc, String)>,
     /// Pointer of the first node (messages).
     pub ptr: String,
     /// Unsupported keywords that only constrain some types (keyword,
@@ -672,6 +678,8 @@ impl<'a> Ir<'a> {
             min_props: 0,
             max_props: None,
             struct_const: false,
+            dep_required: Vec::new(),
+            prop_names: Vec::new(),
             ptr: set.iter().min().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
             pending: Vec::new(),
         };
@@ -863,22 +871,41 @@ impl<'a> Ir<'a> {
                         m.pending.push(("uniqueItems", kp, T_ARR));
                     }
                 }
-                "propertyNames" if v.is_object() && v.as_object().is_none_or(|o| !o.is_empty()) => {
-                    m.pending.push(("propertyNames", kp, T_OBJ));
-                }
+                // Keywords of later drafts are unknown (annotations) before them.
+                "propertyNames" if draft <= Draft::D4 => {}
+                "dependentRequired" | "dependentSchemas" if draft <= Draft::D7 => {}
                 // `false`: no property name is valid, so only the empty object.
                 "propertyNames" if v == &Value::Bool(false) => m.max_props = Some(0),
+                "propertyNames" if v.as_object().is_some_and(|o| !o.is_empty()) => {
+                    let l = self.schema_loc(v)?;
+                    m.prop_names.push((l, kp));
+                }
                 "propertyNames" => {}
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
-                    // Empty maps and empty requirement lists constrain nothing.
-                    let empty = v.as_object().is_some_and(|o| o.values().all(|d| d.as_array().is_some_and(|a| a.is_empty())));
-                    if !empty {
-                        let kw = match k.as_str() {
-                            "dependentRequired" => "dependentRequired",
-                            "dependentSchemas" => "dependentSchemas",
-                            _ => "dependencies",
-                        };
-                        m.pending.push((kw, kp, T_OBJ));
+                    let Some(map) = v.as_object() else { return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be an object")) };
+                    for (key, d) in map {
+                        let dp = format!("{kp}/{}", escape_ptr(key));
+                        match d {
+                            Value::Array(a) if k != "dependentSchemas" => {
+                                let mut keys = Vec::new();
+                                for r in a {
+                                    let Some(r) = r.as_str() else { return Err(err!(Schema, "JSON Schema: `{k}` at {dp} must list strings")) };
+                                    keys.push(r.to_string());
+                                }
+                                if !keys.is_empty() {
+                                    m.dep_required.push((key.clone(), Some(keys), dp));
+                                }
+                            }
+                            _ if k == "dependentRequired" => return Err(err!(Schema, "JSON Schema: `dependentRequired` at {dp} must be an array of strings")),
+                            Value::Bool(true) => {}
+                            Value::Bool(false) => m.dep_required.push((key.clone(), None, dp)),
+                            Value::Object(o) if o.is_empty() => {}
+                            Value::Object(_) => {
+                                let kw = if k == "dependencies" { "dependencies" } else { "dependentSchemas" };
+                                m.pending.push((kw, dp, T_OBJ));
+                            }
+                            _ => return Err(err!(Schema, "JSON Schema: `{k}` at {dp} must be a schema{}", if k == "dependencies" { " or an array" } else { "" })),
+                        }
                     }
                 }
                 "allOf" | "anyOf" | "oneOf" | "$ref" => {}
