@@ -1,4 +1,5 @@
-//! `dependentRequired` / `dependencies` (arrays, `false`) and `propertyNames`,
+//! `dependentRequired`, `dependentSchemas` / `dependencies` (arrays, schemas
+//! that only say which keys occur) and `propertyNames`,
 //! exhaustively: for each schema, every object over a small key universe
 //! (each key absent or holding one of a few values; keys serialized in
 //! schema order by `key_rank`, undeclared keys after) is judged by python
@@ -44,6 +45,23 @@ fn cases() -> Vec<(Value, Vec<&'static str>, Vec<Value>)> {
         (
             json!({"$schema": d7, "properties": {"c": {}}, "dependencies": {"a": false, "b": ["c"], "c": true}}),
             vec!["a", "b", "c", "x"],
+            vec![json!(1)],
+        ),
+        // Dependent schemas that only say which keys occur (required, false
+        // properties, a type): exclusion both ways, a trigger refused by type.
+        (
+            json!({"properties": {"a": {}, "b": {}, "c": {}}, "dependentSchemas": {
+                "b": {"required": ["a"], "properties": {"c": false}},
+                "c": {"type": "object", "properties": {"a": false, "x": {"description": "d"}}},
+                "d": {"type": "string"},
+                "x": {"properties": {}, "required": ["e"]}
+            }}),
+            vec!["a", "b", "c", "d", "x", "e"],
+            vec![json!(1)],
+        ),
+        (
+            json!({"$schema": d7, "properties": {"q": {}, "p": {}}, "dependencies": {"p": {"properties": {"q": false}}, "q": {"properties": {"p": false}}, "r": ["p"]}}),
+            vec!["p", "q", "r"],
             vec![json!(1)],
         ),
         // Dependencies in a union of objects and in allOf.

@@ -111,9 +111,13 @@ struct ObjInfo {
     /// trig[j]: the bits of the keys after j that require key j (skipping j
     /// forbids them).
     trig: Vec<u64>,
+    /// excl[j]: the bits of the keys after j that key j excludes or that
+    /// exclude it (its presence forbids them).
+    excl: Vec<u64>,
     /// after[j]: the bits of the keys at positions > j.
     after: Vec<u64>,
-    /// banned[j]: key j may not occur (a `false` dependent schema).
+    /// banned[j]: key j may not occur (it excludes itself: a `false`
+    /// dependent schema).
     banned: Vec<bool>,
 }
 
@@ -535,9 +539,10 @@ impl<'a, 'i> Gen<'a, 'i> {
                 keys.push(r.clone());
             }
         }
-        // Keys named by dependencies only: after those, in order of mention.
-        for (a, deps) in m.dep_required.iter().map(|(a, d, _)| (a, d)) {
-            for k in std::iter::once(a).chain(deps.iter().flatten()) {
+        // Keys named by dependencies only: after those, in order of mention
+        // (trigger, excluded, required: `key_rank`'s order).
+        for (a, need, excl, _) in &m.dep_required {
+            for k in std::iter::once(a).chain(excl).chain(need) {
                 if !keys.contains(k) {
                     keys.push(k.clone());
                 }
@@ -547,18 +552,16 @@ impl<'a, 'i> Gen<'a, 'i> {
         let mut dep_bit: Vec<Option<u8>> = vec![None; n];
         let mut need = vec![0u64; n];
         let mut trig = vec![0u64; n];
+        let mut excl = vec![0u64; n];
         let mut banned = vec![false; n];
         let pos = |k: &String| keys.iter().position(|x| x == k).unwrap_or(0);
         let mut nbits = 0usize;
-        for (a, deps, ptr) in &m.dep_required {
+        for (a, needs, excls, ptr) in &m.dep_required {
             let ja = pos(a);
-            let Some(deps) = deps else {
-                banned[ja] = true;
-                continue;
-            };
-            for b in deps {
+            for (b, excluded) in needs.iter().map(|b| (b, false)).chain(excls.iter().map(|b| (b, true))) {
                 let jb = pos(b);
                 if jb == ja {
+                    banned[ja] |= excluded;
                     continue;
                 }
                 for j in [ja, jb] {
@@ -571,10 +574,12 @@ impl<'a, 'i> Gen<'a, 'i> {
                     }
                 }
                 let (ba, bb) = (dep_bit[ja].unwrap_or(0), dep_bit[jb].unwrap_or(0));
-                if jb > ja {
-                    need[ja] |= 1 << bb;
-                } else {
-                    trig[jb] |= 1 << ba;
+                match (excluded, jb > ja) {
+                    (false, true) => need[ja] |= 1 << bb,
+                    (false, false) => trig[jb] |= 1 << ba,
+                    // Either key present forbids the later one.
+                    (true, true) => excl[ja] |= 1 << bb,
+                    (true, false) => excl[jb] |= 1 << ba,
                 }
             }
         }
@@ -591,7 +596,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             return Err(err!(Limit, "JSON Schema: minProperties/maxProperties {cap} at {} exceeds the limit of {MAX_UNROLL}", m.ptr));
         }
         let req = keys.iter().map(|k| m.required.contains(k)).collect();
-        let info = Rc::new(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32, dep_bit, need, trig, after, banned });
+        let info = Rc::new(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32, dep_bit, need, trig, excl, after, banned });
         self.obj_info.insert(c, info.clone());
         Ok(info)
     }
@@ -650,6 +655,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                         return None;
                     }
                     owed = (owed & !(1 << b)) | info.need[jj as usize];
+                    forb |= info.excl[jj as usize];
                 }
                 let keep = info.after[jj as usize];
                 Some((jj + 1, cnt2, (owed & keep) | (forb & keep) << 32))

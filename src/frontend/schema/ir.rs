@@ -92,10 +92,10 @@ pub struct Merged<'a> {
     /// A structured (object/array) constant is in the conjunction: objects
     /// and arrays are allowed although `consts` is set.
     pub struct_const: bool,
-    /// `dependentRequired` / `dependencies` (array form) rules: (trigger
-    /// key, keys it requires, pointer); a `false` dependent schema is a rule
-    /// with `None` (the trigger key may not occur).
-    pub dep_required: Vec<(String, Option<Vec<String>>, String)>,
+    /// Presence rules of `dependentRequired`, `dependentSchemas` and
+    /// `dependencies`: (trigger key, keys it requires, keys it excludes,
+    /// pointer). A trigger that excludes itself may not occur (`false`).
+    pub dep_required: Vec<(String, Vec<String>, Vec<String>, String)>,
     /// `propertyNames` schemas (other than `true`/`{}`/`false`), with pointers.
     pub prop_names: Vec<(Loc, String)>,
     /// Pointer of the first node (messages).
@@ -893,17 +893,24 @@ impl<'a> Ir<'a> {
                                     keys.push(r.to_string());
                                 }
                                 if !keys.is_empty() {
-                                    m.dep_required.push((key.clone(), Some(keys), dp));
+                                    m.dep_required.push((key.clone(), keys, Vec::new(), dp));
                                 }
                             }
                             _ if k == "dependentRequired" => return Err(err!(Schema, "JSON Schema: `dependentRequired` at {dp} must be an array of strings")),
                             Value::Bool(true) => {}
-                            Value::Bool(false) => m.dep_required.push((key.clone(), None, dp)),
-                            Value::Object(o) if o.is_empty() => {}
-                            Value::Object(_) => {
-                                let kw = if k == "dependencies" { "dependencies" } else { "dependentSchemas" };
-                                m.pending.push((kw, dp, T_OBJ));
-                            }
+                            Value::Bool(false) => m.dep_required.push((key.clone(), Vec::new(), vec![key.clone()], dp)),
+                            Value::Object(o) => match presence_rule(o) {
+                                Some((_, _, true)) => m.dep_required.push((key.clone(), Vec::new(), vec![key.clone()], dp)),
+                                Some((need, excl, false)) => {
+                                    if !need.is_empty() || !excl.is_empty() {
+                                        m.dep_required.push((key.clone(), need, excl, dp));
+                                    }
+                                }
+                                None => {
+                                    let kw = if k == "dependencies" { "dependencies" } else { "dependentSchemas" };
+                                    m.pending.push((kw, dp, T_OBJ));
+                                }
+                            },
                             _ => return Err(err!(Schema, "JSON Schema: `{k}` at {dp} must be a schema{}", if k == "dependencies" { " or an array" } else { "" })),
                         }
                     }
@@ -1032,6 +1039,46 @@ pub fn dedup_ordered(set: Set) -> Set {
         }
     }
     out
+}
+
+/// A dependent schema that only says which keys occur: `required` names,
+/// `properties` that are `false` (excluded) or `true`/`{}`, a `type`,
+/// annotations. (required, excluded, whether the type excludes objects, so
+/// the trigger may not occur); `None` for any other schema.
+fn presence_rule(o: &serde_json::Map<String, Value>) -> Option<(Vec<String>, Vec<String>, bool)> {
+    const NOTES: &[&str] = &["title", "description", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly"];
+    let (mut need, mut excl) = (Vec::new(), Vec::new());
+    let mut never = false;
+    for (k, v) in o {
+        match k.as_str() {
+            "required" => {
+                for r in v.as_array()? {
+                    need.push(r.as_str()?.to_string());
+                }
+            }
+            "properties" => {
+                for (p, s) in v.as_object()? {
+                    match s {
+                        Value::Bool(false) => excl.push(p.clone()),
+                        Value::Bool(true) => {}
+                        Value::Object(x) if x.keys().all(|a| NOTES.contains(&a.as_str())) => {}
+                        _ => return None,
+                    }
+                }
+            }
+            "type" => {
+                let obj = match v {
+                    Value::String(t) => t == "object",
+                    Value::Array(a) => a.iter().any(|t| t == "object"),
+                    _ => return None,
+                };
+                never |= !obj;
+            }
+            k if NOTES.contains(&k) => {}
+            _ => return None,
+        }
+    }
+    Some((need, excl, never))
 }
 
 fn as_count(v: &Value) -> Option<u64> {
