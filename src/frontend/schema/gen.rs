@@ -696,6 +696,7 @@ impl<'a, 'i> Gen<'a, 'i> {
     }
 
     /// The `propertyNames` language of conjunction `c`.
+    #[inline(never)]
     fn names_of(&mut self, c: ConjId) -> Result<Rc<Names>> {
         if let Some(n) = self.names.get(&c) {
             return Ok(n.clone());
@@ -732,6 +733,7 @@ impl<'a, 'i> Gen<'a, 'i> {
     }
 
     /// Whether `propertyNames` allows `key`.
+    #[inline(never)]
     fn name_ok(names: &Names, key: &str) -> Result<bool> {
         Ok(match names {
             Names::Any => true,
@@ -759,8 +761,9 @@ impl<'a, 'i> Gen<'a, 'i> {
         let mut names = Vec::new();
         for &c in list.iter() {
             let m = self.merged(c)?;
-            infos.push(if m.gen_types() & T_OBJ != 0 { Some(self.obj_info(c)?) } else { None });
-            names.push(self.names_of(c)?);
+            let obj = m.gen_types() & T_OBJ != 0;
+            infos.push(if obj { Some(self.obj_info(c)?) } else { None });
+            names.push(if obj { self.names_of(c)? } else { Rc::new(Names::Any) });
             ms.push(m);
         }
         // The distinct `propertyNames` languages: one more dimension each

@@ -882,37 +882,8 @@ impl<'a> Ir<'a> {
                 }
                 "propertyNames" => {}
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
-                    let Some(map) = v.as_object() else { return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be an object")) };
-                    for (key, d) in map {
-                        let dp = format!("{kp}/{}", escape_ptr(key));
-                        match d {
-                            Value::Array(a) if k != "dependentSchemas" => {
-                                let mut keys = Vec::new();
-                                for r in a {
-                                    let Some(r) = r.as_str() else { return Err(err!(Schema, "JSON Schema: `{k}` at {dp} must list strings")) };
-                                    keys.push(r.to_string());
-                                }
-                                if !keys.is_empty() {
-                                    m.dep_required.push((key.clone(), keys, Vec::new(), dp));
-                                }
-                            }
-                            _ if k == "dependentRequired" => return Err(err!(Schema, "JSON Schema: `dependentRequired` at {dp} must be an array of strings")),
-                            Value::Bool(true) => {}
-                            Value::Bool(false) => m.dep_required.push((key.clone(), Vec::new(), vec![key.clone()], dp)),
-                            Value::Object(o) => match presence_rule(o) {
-                                Some((_, _, true)) => m.dep_required.push((key.clone(), Vec::new(), vec![key.clone()], dp)),
-                                Some((need, excl, false)) => {
-                                    if !need.is_empty() || !excl.is_empty() {
-                                        m.dep_required.push((key.clone(), need, excl, dp));
-                                    }
-                                }
-                                None => {
-                                    let kw = if k == "dependencies" { "dependencies" } else { "dependentSchemas" };
-                                    m.pending.push((kw, dp, T_OBJ));
-                                }
-                            },
-                            _ => return Err(err!(Schema, "JSON Schema: `{k}` at {dp} must be a schema{}", if k == "dependencies" { " or an array" } else { "" })),
-                        }
+                    if let Err(at) = dep_rules(k, v, &kp, m) {
+                        return Err(err!(Schema, "JSON Schema: malformed `{k}` at {at}"));
                     }
                 }
                 "allOf" | "anyOf" | "oneOf" | "$ref" => {}
@@ -1039,6 +1010,38 @@ pub fn dedup_ordered(set: Set) -> Set {
         }
     }
     out
+}
+
+/// The presence rules of a `dependentRequired` / `dependentSchemas` /
+/// `dependencies` value `v` (at `kp`) into `m`; other dependent schemas are
+/// pending (refused where objects occur). Err: the pointer of a malformed part.
+#[inline(never)]
+fn dep_rules(k: &str, v: &Value, kp: &str, m: &mut Merged<'_>) -> std::result::Result<(), String> {
+    let map = v.as_object().ok_or_else(|| kp.to_string())?;
+    for (key, d) in map {
+        let dp = format!("{kp}/{}", escape_ptr(key));
+        let (need, excl) = match d {
+            Value::Array(a) if k != "dependentSchemas" => {
+                let need = a.iter().map(|r| r.as_str().map(String::from)).collect::<Option<Vec<_>>>().ok_or_else(|| dp.clone())?;
+                (need, Vec::new())
+            }
+            _ if k == "dependentRequired" => return Err(dp),
+            Value::Bool(b) => (Vec::new(), if *b { Vec::new() } else { vec![key.clone()] }),
+            Value::Object(o) => match presence_rule(o) {
+                Some((_, _, true)) => (Vec::new(), vec![key.clone()]),
+                Some((need, excl, false)) => (need, excl),
+                None => {
+                    m.pending.push((if k == "dependencies" { "dependencies" } else { "dependentSchemas" }, dp, T_OBJ));
+                    continue;
+                }
+            },
+            _ => return Err(dp),
+        };
+        if !need.is_empty() || !excl.is_empty() {
+            m.dep_required.push((key.clone(), need, excl, dp));
+        }
+    }
+    Ok(())
 }
 
 /// A dependent schema that only says which keys occur: `required` names,
