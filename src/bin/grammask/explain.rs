@@ -476,6 +476,31 @@ fn declared(root: &Value, node: &Value, depth: u32) -> Vec<String> {
     out
 }
 
+/// A dependency of `node` (`dependentRequired`, `dependencies`, a
+/// dependent schema's `required`) that the keys `seen` leave unmet, in words.
+fn unmet_dependency(node: &Value, seen: &[String], ptr: &str) -> Option<String> {
+    for kw in ["dependentRequired", "dependencies", "dependentSchemas"] {
+        let Some(m) = node.get(kw).and_then(Value::as_object) else { continue };
+        for (a, d) in m {
+            if !seen.contains(a) {
+                continue;
+            }
+            let (list, at) = match d {
+                Value::Array(_) => (d, format!("`{kw}` at {ptr}/{kw}/{a}")),
+                _ => match d.get("required") {
+                    Some(r) => (r, format!("`{kw}` at {ptr}/{kw}/{a}/required")),
+                    None => continue,
+                },
+            };
+            let missing: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).filter(|k| !seen.iter().any(|s| s == k)).collect();
+            if !missing.is_empty() {
+                return Some(format!("has {a:?} but lacks {missing:?}, which {at} requires"));
+            }
+        }
+    }
+    None
+}
+
 fn required(node: &Value) -> Vec<String> {
     node.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default()
 }
@@ -672,6 +697,11 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
                 let missing: Vec<String> = required(node).into_iter().filter(|k| !f.keys.contains(k)).collect();
                 if b == b'}' && !missing.is_empty() {
                     return format!("the object at instance {} lacks `required` {missing:?} ({ptr}/required)", instance_ptr(&container_path));
+                }
+                if b == b'}' {
+                    if let Some(w) = unmet_dependency(node, &f.keys, &ptr) {
+                        return format!("the object at instance {} {w}", instance_ptr(&container_path));
+                    }
                 }
                 if b == b'}' {
                     if let Some(m) = num(node, "minProperties") {
