@@ -501,6 +501,21 @@ fn unmet_dependency(node: &Value, seen: &[String], ptr: &str) -> Option<String> 
     None
 }
 
+/// Key `k` requires (by a dependency of `node`) keys that are missing and
+/// come before it in schema order (`decl`), so it cannot occur now.
+fn needs_earlier(node: &Value, k: &str, seen: &[String], decl: &[String], ptr: &str) -> Option<String> {
+    let at = decl.iter().position(|d| d == k)?;
+    for kw in ["dependentRequired", "dependencies", "dependentSchemas"] {
+        let Some(d) = node.get(kw).and_then(|m| m.get(k)) else { continue };
+        let (list, rel) = if d.is_array() { (d, format!("{kw}/{k}")) } else { (d.get("required")?, format!("{kw}/{k}/required")) };
+        let missing: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).filter(|r| !seen.iter().any(|s| s == r) && decl.iter().position(|d| d == r).is_some_and(|p| p < at)).collect();
+        if !missing.is_empty() {
+            return Some(format!("requires {missing:?} (`{kw}` at {ptr}/{rel}), which come before it in schema order"));
+        }
+    }
+    None
+}
+
 fn required(node: &Value) -> Vec<String> {
     node.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default()
 }
@@ -670,6 +685,9 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
             let seen = &stack.last().map(|f| f.keys.clone()).unwrap_or_default();
             match key {
                 Some(k) if seen.contains(&k) => format!("key {k:?} repeats in the object at instance {} (schema {ptr})", instance_ptr(&container_path)),
+                Some(k) if let Some(w) = needs_earlier(node, &k, seen, &decl, &ptr) => {
+                    format!("key {k:?} in the object at instance {} {w}", instance_ptr(&container_path))
+                }
                 Some(k) if decl.contains(&k) => {
                     format!(
                         "key {k:?} is out of order in the object at instance {}: grammask writes declared properties in schema order ({}) (schema {ptr}/properties)",
