@@ -17,6 +17,7 @@ mod experiments;
 mod frontend;
 mod gbnf;
 mod key_order;
+mod keywords;
 mod lalr;
 mod lark_adversarial;
 mod lark_order;

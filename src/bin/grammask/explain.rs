@@ -476,6 +476,46 @@ fn declared(root: &Value, node: &Value, depth: u32) -> Vec<String> {
     out
 }
 
+/// A dependency of `node` (`dependentRequired`, `dependencies`, a
+/// dependent schema's `required`) that the keys `seen` leave unmet, in words.
+fn unmet_dependency(node: &Value, seen: &[String], ptr: &str) -> Option<String> {
+    for kw in ["dependentRequired", "dependencies", "dependentSchemas"] {
+        let Some(m) = node.get(kw).and_then(Value::as_object) else { continue };
+        for (a, d) in m {
+            if !seen.contains(a) {
+                continue;
+            }
+            let (list, at) = match d {
+                Value::Array(_) => (d, format!("`{kw}` at {ptr}/{kw}/{a}")),
+                _ => match d.get("required") {
+                    Some(r) => (r, format!("`{kw}` at {ptr}/{kw}/{a}/required")),
+                    None => continue,
+                },
+            };
+            let missing: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).filter(|k| !seen.iter().any(|s| s == k)).collect();
+            if !missing.is_empty() {
+                return Some(format!("has {a:?} but lacks {missing:?}, which {at} requires"));
+            }
+        }
+    }
+    None
+}
+
+/// Key `k` requires (by a dependency of `node`) keys that are missing and
+/// come before it in schema order (`decl`), so it cannot occur now.
+fn needs_earlier(node: &Value, k: &str, seen: &[String], decl: &[String], ptr: &str) -> Option<String> {
+    let at = decl.iter().position(|d| d == k)?;
+    for kw in ["dependentRequired", "dependencies", "dependentSchemas"] {
+        let Some(d) = node.get(kw).and_then(|m| m.get(k)) else { continue };
+        let (list, rel) = if d.is_array() { (d, format!("{kw}/{k}")) } else { (d.get("required")?, format!("{kw}/{k}/required")) };
+        let missing: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).filter(|r| !seen.iter().any(|s| s == r) && decl.iter().position(|d| d == r).is_some_and(|p| p < at)).collect();
+        if !missing.is_empty() {
+            return Some(format!("requires {missing:?} (`{kw}` at {ptr}/{rel}), which come before it in schema order"));
+        }
+    }
+    None
+}
+
 fn required(node: &Value) -> Vec<String> {
     node.get("required").and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default()
 }
@@ -645,6 +685,9 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
             let seen = &stack.last().map(|f| f.keys.clone()).unwrap_or_default();
             match key {
                 Some(k) if seen.contains(&k) => format!("key {k:?} repeats in the object at instance {} (schema {ptr})", instance_ptr(&container_path)),
+                Some(k) if let Some(w) = needs_earlier(node, &k, seen, &decl, &ptr) => {
+                    format!("key {k:?} in the object at instance {} {w}", instance_ptr(&container_path))
+                }
                 Some(k) if decl.contains(&k) => {
                     format!(
                         "key {k:?} is out of order in the object at instance {}: grammask writes declared properties in schema order ({}) (schema {ptr}/properties)",
@@ -672,6 +715,11 @@ fn schema_why(root: &Value, text: &[u8], off: usize, ws: &str) -> String {
                 let missing: Vec<String> = required(node).into_iter().filter(|k| !f.keys.contains(k)).collect();
                 if b == b'}' && !missing.is_empty() {
                     return format!("the object at instance {} lacks `required` {missing:?} ({ptr}/required)", instance_ptr(&container_path));
+                }
+                if b == b'}' {
+                    if let Some(w) = unmet_dependency(node, &f.keys, &ptr) {
+                        return format!("the object at instance {} {w}", instance_ptr(&container_path));
+                    }
                 }
                 if b == b'}' {
                     if let Some(m) = num(node, "minProperties") {

@@ -54,11 +54,19 @@ fn next_states<T: Copy>(len: usize, nexts: &[(usize, T)], surv: u64, target: &Ta
     }
 }
 
+/// A member's place in an object: (next declared key, properties so far
+/// (capped), dependency bits: the keys still owed (low 32) and the keys now
+/// forbidden (high 32), by [`ObjInfo::dep_bit`]).
+type ObjSt = (u32, u32, u64);
+
+/// Most keys one object's `dependentRequired`/`dependencies` may involve.
+pub const MAX_DEP_KEYS: usize = 32;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Top,
     Val(List, Target),
-    Obj { list: List, st: Vec<Option<(u32, u32)>>, target: Target, first: bool },
+    Obj { list: List, st: Vec<Option<ObjSt>>, target: Target, first: bool },
     Arr { list: List, st: Vec<Option<u32>>, target: Target, first: bool },
 }
 
@@ -94,12 +102,39 @@ struct ObjInfo {
     min: u64,
     max: Option<u64>,
     cap: u32,
+    /// Dependencies (`dependentRequired`, array `dependencies`): the bit of
+    /// each key position that takes part (≤ [`MAX_DEP_KEYS`]).
+    dep_bit: Vec<Option<u8>>,
+    /// need[j]: the bits of the keys that key j requires and that come
+    /// after it (the earlier ones forbid j when skipped, see `trig`).
+    need: Vec<u64>,
+    /// trig[j]: the bits of the keys after j that require key j (skipping j
+    /// forbids them).
+    trig: Vec<u64>,
+    /// excl[j]: the bits of the keys after j that key j excludes or that
+    /// exclude it (its presence forbids them).
+    excl: Vec<u64>,
+    /// after[j]: the bits of the keys at positions > j.
+    after: Vec<u64>,
+    /// banned[j]: key j may not occur (it excludes itself: a `false`
+    /// dependent schema).
+    banned: Vec<bool>,
 }
 
 struct ArrInfo {
     min: u64,
     max: Option<u64>,
     cap: u32,
+}
+
+/// The property names a conjunction allows (`propertyNames`), as a
+/// language over quoted JSON strings.
+#[derive(PartialEq)]
+enum Names {
+    Any,
+    None,
+    /// Regexes that must all match, and the pointer (messages).
+    Lang(Vec<String>, String),
 }
 
 enum Kind {
@@ -127,6 +162,7 @@ pub struct Gen<'a, 'i> {
     nonempty: HashMap<(Vec<String>, Vec<String>), bool>,
     obj_info: Dense<ObjInfo>,
     arr_info: Dense<ArrInfo>,
+    names: Dense<Names>,
     /// Key classes per conjunction list: an index into `class_lists` (the
     /// map type the IR's conjunction interning has already).
     classes: HashMap<Vec<ConjId>, u32>,
@@ -171,6 +207,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             nonempty: HashMap::default(),
             obj_info: Dense(Vec::new()),
             arr_info: Dense(Vec::new()),
+            names: Dense(Vec::new()),
             classes: HashMap::default(),
             class_lists: Vec::new(),
             prefix: prefix.to_string(),
@@ -351,7 +388,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             }
         };
         if let Some(v) = admits(T_OBJ) {
-            let st: Vec<Option<(u32, u32)>> = v.iter().map(|&b| b.then_some((0, 0))).collect();
+            let st: Vec<Option<ObjSt>> = v.iter().map(|&b| b.then_some((0, 0, 0))).collect();
             if let Some(e) = self.st().empty_o {
                 if self.obj_accepts(list, &st, target)? {
                     self.rule(id, vec![Symbol::T(e)])?;
@@ -502,7 +539,54 @@ impl<'a, 'i> Gen<'a, 'i> {
                 keys.push(r.clone());
             }
         }
+        // Keys named by dependencies only: after those, in order of mention
+        // (trigger, excluded, required: `key_rank`'s order).
+        for (a, need, excl, _) in &m.dep_required {
+            for k in std::iter::once(a).chain(excl).chain(need) {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
         let n = keys.len();
+        let mut dep_bit: Vec<Option<u8>> = vec![None; n];
+        let mut need = vec![0u64; n];
+        let mut trig = vec![0u64; n];
+        let mut excl = vec![0u64; n];
+        let mut banned = vec![false; n];
+        let pos = |k: &String| keys.iter().position(|x| x == k).unwrap_or(0);
+        let mut nbits = 0usize;
+        for (a, needs, excls, ptr) in &m.dep_required {
+            let ja = pos(a);
+            for (b, excluded) in needs.iter().map(|b| (b, false)).chain(excls.iter().map(|b| (b, true))) {
+                let jb = pos(b);
+                if jb == ja {
+                    banned[ja] |= excluded;
+                    continue;
+                }
+                for j in [ja, jb] {
+                    if dep_bit[j].is_none() {
+                        if nbits == MAX_DEP_KEYS {
+                            return Err(err!(Limit, "JSON Schema: dependencies at {ptr} involve more than {MAX_DEP_KEYS} keys of one object"));
+                        }
+                        dep_bit[j] = Some(nbits as u8);
+                        nbits += 1;
+                    }
+                }
+                let (ba, bb) = (dep_bit[ja].unwrap_or(0), dep_bit[jb].unwrap_or(0));
+                match (excluded, jb > ja) {
+                    (false, true) => need[ja] |= 1 << bb,
+                    (false, false) => trig[jb] |= 1 << ba,
+                    // Either key present forbids the later one.
+                    (true, true) => excl[ja] |= 1 << bb,
+                    (true, false) => excl[jb] |= 1 << ba,
+                }
+            }
+        }
+        let mut after = vec![0u64; n + 1];
+        for j in (0..n).rev() {
+            after[j] = after[j + 1] | dep_bit.get(j + 1).copied().flatten().map_or(0, |b| 1 << b);
+        }
         let mut req_from = vec![false; n + 1];
         for j in (0..n).rev() {
             req_from[j] = req_from[j + 1] || m.required.contains(&keys[j]);
@@ -512,7 +596,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             return Err(err!(Limit, "JSON Schema: minProperties/maxProperties {cap} at {} exceeds the limit of {MAX_UNROLL}", m.ptr));
         }
         let req = keys.iter().map(|k| m.required.contains(k)).collect();
-        let info = Rc::new(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32 });
+        let info = Rc::new(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32, dep_bit, need, trig, excl, after, banned });
         self.obj_info.insert(c, info.clone());
         Ok(info)
     }
@@ -535,32 +619,57 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(info)
     }
 
-    fn obj_step(info: &ObjInfo, (j, cnt): (u32, u32), kind: &Kind) -> Option<(u32, u32)> {
+    fn obj_step(info: &ObjInfo, (j, cnt, dep): ObjSt, kind: &Kind) -> Option<ObjSt> {
         if info.max.is_some_and(|m| cnt as u64 + 1 > m) {
             return None;
         }
         let cnt2 = (cnt + 1).min(info.cap);
         let n = info.keys.len() as u32;
+        // Dependencies: the keys skipped must not be owed; skipping one
+        // forbids the later keys that require it.
+        let (mut owed, mut forb) = (dep & 0xffff_ffff, dep >> 32);
+        let skip = |to: u32, owed: u64, forb: &mut u64| -> bool {
+            for x in j..to.min(n) {
+                if let Some(b) = info.dep_bit[x as usize] {
+                    if owed >> b & 1 == 1 {
+                        return false;
+                    }
+                    *forb |= info.trig[x as usize];
+                }
+            }
+            true
+        };
         match *kind {
             Kind::Declared(jj) => {
                 if jj < j || j >= n {
                     return None;
                 }
-                if (j..jj).any(|x| info.req[x as usize]) {
+                if (j..jj).any(|x| info.req[x as usize]) || info.banned[jj as usize] {
                     return None;
                 }
-                Some((jj + 1, cnt2))
+                if !skip(jj, owed, &mut forb) {
+                    return None;
+                }
+                if let Some(b) = info.dep_bit[jj as usize] {
+                    if forb >> b & 1 == 1 {
+                        return None;
+                    }
+                    owed = (owed & !(1 << b)) | info.need[jj as usize];
+                    forb |= info.excl[jj as usize];
+                }
+                let keep = info.after[jj as usize];
+                Some((jj + 1, cnt2, (owed & keep) | (forb & keep) << 32))
             }
-            Kind::Extra => (!info.req_from[j as usize]).then_some((n, cnt2)),
+            Kind::Extra => (!info.req_from[j as usize] && (j >= n || skip(n, owed, &mut forb)) && owed == 0).then_some((n, cnt2, 0)),
         }
     }
 
-    fn obj_accepts(&mut self, list: &List, st: &[Option<(u32, u32)>], target: &Target) -> Result<bool> {
+    fn obj_accepts(&mut self, list: &List, st: &[Option<ObjSt>], target: &Target) -> Result<bool> {
         let mut acc = 0u64;
         for (i, s) in st.iter().enumerate() {
-            if let Some((j, cnt)) = *s {
+            if let Some((j, cnt, dep)) = *s {
                 let info = self.obj_info(list[i])?;
-                if !info.req_from[j as usize] && cnt as u64 >= info.min {
+                if !info.req_from[j as usize] && cnt as u64 >= info.min && dep & 0xffff_ffff == 0 {
                     acc |= 1 << i;
                 }
             }
@@ -586,6 +695,62 @@ impl<'a, 'i> Gen<'a, 'i> {
         })
     }
 
+    /// The `propertyNames` language of conjunction `c`.
+    #[inline(never)]
+    fn names_of(&mut self, c: ConjId) -> Result<Rc<Names>> {
+        if let Some(n) = self.names.get(&c) {
+            return Ok(n.clone());
+        }
+        let m = self.merged(c)?;
+        let n = if m.prop_names.is_empty() {
+            Names::Any
+        } else {
+            let set: Set = super::ir::dedup_ordered(m.prop_names.iter().map(|(l, _)| *l).collect());
+            let ptr = m.prop_names[0].1.clone();
+            let d = self.dnf(&set)?;
+            let mut strs = Vec::new();
+            for &c2 in d.iter() {
+                if let Some(v) = self.scalar_of(c2)?.str.clone() {
+                    strs.push(v);
+                }
+            }
+            if strs.is_empty() {
+                Names::None
+            } else {
+                let refs: Vec<&Vec<String>> = strs.iter().collect();
+                let u = cnf_union(&refs, json_text::ANY_STRING, 32)
+                    .ok_or_else(|| err!(Limit, "JSON Schema: union of string constraints too large at {ptr}"))?;
+                if u.len() == 1 && u[0] == json_text::ANY_STRING {
+                    Names::Any
+                } else {
+                    Names::Lang(u, ptr)
+                }
+            }
+        };
+        let rc = Rc::new(n);
+        self.names.insert(c, rc.clone());
+        Ok(rc)
+    }
+
+    /// Whether `propertyNames` allows `key`.
+    #[inline(never)]
+    fn name_ok(names: &Names, key: &str) -> Result<bool> {
+        Ok(match names {
+            Names::Any => true,
+            Names::None => false,
+            Names::Lang(l, ptr) => {
+                let q = json_text::quote(key);
+                for r in l {
+                    let d = lang::Dfa::cached(r).map_err(|e| err!(Limit, "JSON Schema: propertyNames at {ptr}: {e}"))?;
+                    if !d.full_match(q.as_bytes()) {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+        })
+    }
+
     /// The key classes of an object product over `list`.
     fn key_classes(&mut self, list: &List) -> Result<Rc<Vec<KeyClass>>> {
         if let Some(&k) = self.classes.get(&list[..]) {
@@ -593,10 +758,29 @@ impl<'a, 'i> Gen<'a, 'i> {
         }
         let mut ms = Vec::new();
         let mut infos = Vec::new();
+        let mut names = Vec::new();
         for &c in list.iter() {
             let m = self.merged(c)?;
-            infos.push(if m.gen_types() & T_OBJ != 0 { Some(self.obj_info(c)?) } else { None });
+            let obj = m.gen_types() & T_OBJ != 0;
+            infos.push(if obj { Some(self.obj_info(c)?) } else { None });
+            names.push(if obj { self.names_of(c)? } else { Rc::new(Names::Any) });
             ms.push(m);
+        }
+        // The distinct `propertyNames` languages: one more dimension each
+        // for the keys that are not declared.
+        let mut langs: Vec<(&Vec<String>, &String)> = Vec::new();
+        let mut lang_of: Vec<Option<usize>> = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            lang_of.push(match n.as_ref() {
+                Names::Lang(l, p) if infos[i].is_some() => Some(match langs.iter().position(|(x, _)| *x == l) {
+                    Some(k) => k,
+                    None => {
+                        langs.push((l, p));
+                        langs.len() - 1
+                    }
+                }),
+                _ => None,
+            });
         }
         let mut lits: Vec<String> = Vec::new();
         let mut patterns: Vec<(String, String)> = Vec::new();
@@ -622,6 +806,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             for (i, m) in ms.iter().enumerate() {
                 per.push(match &infos[i] {
                     None => None,
+                    Some(_) if !Self::name_ok(&names[i], k)? => None,
                     Some(info) => {
                         let v = self.ir.key_value(m, k)?;
                         if self.ir.is_false(&v) {
@@ -651,20 +836,14 @@ impl<'a, 'i> Gen<'a, 'i> {
         }
         let any_key = format!("\"{}*\"", json_text::CHAR);
         let lit_alt = (!lits.is_empty()).then(|| format!("(?:{})", lits.iter().map(|k| lang::escape(&json_text::quote(k))).collect::<Vec<_>>().join("|")));
-        for sub in 0..(1u64 << patterns.len()) {
-            let mut all = vec![any_key.clone()];
-            let mut none: Vec<String> = lit_alt.iter().cloned().collect();
-            for (pi, r) in pat_rx.iter().enumerate() {
-                if sub >> pi & 1 == 1 {
-                    all.push(r.clone());
-                } else {
-                    none.push(r.clone());
-                }
-            }
+        let np = patterns.len();
+        for sub in 0..(1u64 << (np + langs.len())) {
             let mut per = Vec::new();
             for (i, m) in ms.iter().enumerate() {
                 per.push(match &infos[i] {
                     None => None,
+                    Some(_) if *names[i] == Names::None => None,
+                    Some(_) if lang_of[i].is_some_and(|k| sub >> (np + k) & 1 == 0) => None,
                     Some(_) => {
                         let mut v: Vec<Loc> = Vec::new();
                         for part in &m.obj {
@@ -688,7 +867,28 @@ impl<'a, 'i> Gen<'a, 'i> {
             if per.iter().all(|p| p.is_none()) {
                 continue;
             }
-            if (sub != 0 || !none.is_empty() && patterns.len() > 0) && !self.nonempty(&all, &none)? {
+            let mut all = vec![any_key.clone()];
+            let mut none: Vec<String> = lit_alt.iter().cloned().collect();
+            for (pi, r) in pat_rx.iter().enumerate() {
+                if sub >> pi & 1 == 1 {
+                    all.push(r.clone());
+                } else {
+                    none.push(r.clone());
+                }
+            }
+            for (k, (l, ptr)) in langs.iter().enumerate() {
+                if sub >> (np + k) & 1 == 1 {
+                    all.extend(l.iter().cloned());
+                } else if l.len() == 1 {
+                    none.push(l[0].clone());
+                } else {
+                    return Err(err!(
+                        Schema,
+                        "JSON Schema: unsupported keyword `propertyNames` at {ptr}: in a union of objects whose property names differ, a name schema with several constraints cannot be complemented"
+                    ));
+                }
+            }
+            if (sub != 0 || !none.is_empty() && np > 0 || !langs.is_empty()) && !self.nonempty(&all, &none)? {
                 continue;
             }
             let term = self.set_term(all, none, "KEY");
@@ -745,7 +945,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(out)
     }
 
-    fn expand_obj(&mut self, id: NonterminalId, list: &List, st: &[Option<(u32, u32)>], target: &Target, first: bool) -> Result<()> {
+    fn expand_obj(&mut self, id: NonterminalId, list: &List, st: &[Option<ObjSt>], target: &Target, first: bool) -> Result<()> {
         let (close, comma, colon) = (self.st().close_o, self.st().comma, self.st().colon);
         if (!first || self.st().empty_o.is_none()) && self.obj_accepts(list, st, target)? {
             self.rule(id, vec![Symbol::T(close)])?;

@@ -92,6 +92,12 @@ pub struct Merged<'a> {
     /// A structured (object/array) constant is in the conjunction: objects
     /// and arrays are allowed although `consts` is set.
     pub struct_const: bool,
+    /// Presence rules of `dependentRequired`, `dependentSchemas` and
+    /// `dependencies`: (trigger key, keys it requires, keys it excludes,
+    /// pointer). A trigger that excludes itself may not occur (`false`).
+    pub dep_required: Vec<(String, Vec<String>, Vec<String>, String)>,
+    /// `propertyNames` schemas (other than `true`/`{}`/`false`), with pointers.
+    pub prop_names: Vec<(Loc, String)>,
     /// Pointer of the first node (messages).
     pub ptr: String,
     /// Unsupported keywords that only constrain some types (keyword,
@@ -672,6 +678,8 @@ impl<'a> Ir<'a> {
             min_props: 0,
             max_props: None,
             struct_const: false,
+            dep_required: Vec::new(),
+            prop_names: Vec::new(),
             ptr: set.iter().min().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
             pending: Vec::new(),
         };
@@ -863,22 +871,19 @@ impl<'a> Ir<'a> {
                         m.pending.push(("uniqueItems", kp, T_ARR));
                     }
                 }
-                "propertyNames" if v.is_object() && v.as_object().is_none_or(|o| !o.is_empty()) => {
-                    m.pending.push(("propertyNames", kp, T_OBJ));
-                }
+                // Keywords of later drafts are unknown (annotations) before them.
+                "propertyNames" if draft <= Draft::D4 => {}
+                "dependentRequired" | "dependentSchemas" if draft <= Draft::D7 => {}
                 // `false`: no property name is valid, so only the empty object.
                 "propertyNames" if v == &Value::Bool(false) => m.max_props = Some(0),
+                "propertyNames" if v.as_object().is_some_and(|o| !o.is_empty()) => {
+                    let l = self.schema_loc(v)?;
+                    m.prop_names.push((l, kp));
+                }
                 "propertyNames" => {}
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
-                    // Empty maps and empty requirement lists constrain nothing.
-                    let empty = v.as_object().is_some_and(|o| o.values().all(|d| d.as_array().is_some_and(|a| a.is_empty())));
-                    if !empty {
-                        let kw = match k.as_str() {
-                            "dependentRequired" => "dependentRequired",
-                            "dependentSchemas" => "dependentSchemas",
-                            _ => "dependencies",
-                        };
-                        m.pending.push((kw, kp, T_OBJ));
+                    if let Err(at) = dep_rules(k, v, &kp, m) {
+                        return Err(err!(Schema, "JSON Schema: malformed `{k}` at {at}"));
                     }
                 }
                 "allOf" | "anyOf" | "oneOf" | "$ref" => {}
@@ -1005,6 +1010,78 @@ pub fn dedup_ordered(set: Set) -> Set {
         }
     }
     out
+}
+
+/// The presence rules of a `dependentRequired` / `dependentSchemas` /
+/// `dependencies` value `v` (at `kp`) into `m`; other dependent schemas are
+/// pending (refused where objects occur). Err: the pointer of a malformed part.
+#[inline(never)]
+fn dep_rules(k: &str, v: &Value, kp: &str, m: &mut Merged<'_>) -> std::result::Result<(), String> {
+    let map = v.as_object().ok_or_else(|| kp.to_string())?;
+    for (key, d) in map {
+        let dp = format!("{kp}/{}", escape_ptr(key));
+        let (need, excl) = match d {
+            Value::Array(a) if k != "dependentSchemas" => {
+                let need = a.iter().map(|r| r.as_str().map(String::from)).collect::<Option<Vec<_>>>().ok_or_else(|| dp.clone())?;
+                (need, Vec::new())
+            }
+            _ if k == "dependentRequired" => return Err(dp),
+            Value::Bool(b) => (Vec::new(), if *b { Vec::new() } else { vec![key.clone()] }),
+            Value::Object(o) => match presence_rule(o) {
+                Some((_, _, true)) => (Vec::new(), vec![key.clone()]),
+                Some((need, excl, false)) => (need, excl),
+                None => {
+                    m.pending.push((if k == "dependencies" { "dependencies" } else { "dependentSchemas" }, dp, T_OBJ));
+                    continue;
+                }
+            },
+            _ => return Err(dp),
+        };
+        if !need.is_empty() || !excl.is_empty() {
+            m.dep_required.push((key.clone(), need, excl, dp));
+        }
+    }
+    Ok(())
+}
+
+/// A dependent schema that only says which keys occur: `required` names,
+/// `properties` that are `false` (excluded) or `true`/`{}`, a `type`,
+/// annotations. (required, excluded, whether the type excludes objects, so
+/// the trigger may not occur); `None` for any other schema.
+fn presence_rule(o: &serde_json::Map<String, Value>) -> Option<(Vec<String>, Vec<String>, bool)> {
+    const NOTES: &[&str] = &["title", "description", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly"];
+    let (mut need, mut excl) = (Vec::new(), Vec::new());
+    let mut never = false;
+    for (k, v) in o {
+        match k.as_str() {
+            "required" => {
+                for r in v.as_array()? {
+                    need.push(r.as_str()?.to_string());
+                }
+            }
+            "properties" => {
+                for (p, s) in v.as_object()? {
+                    match s {
+                        Value::Bool(false) => excl.push(p.clone()),
+                        Value::Bool(true) => {}
+                        Value::Object(x) if x.keys().all(|a| NOTES.contains(&a.as_str())) => {}
+                        _ => return None,
+                    }
+                }
+            }
+            "type" => {
+                let obj = match v {
+                    Value::String(t) => t == "object",
+                    Value::Array(a) => a.iter().any(|t| t == "object"),
+                    _ => return None,
+                };
+                never |= !obj;
+            }
+            k if NOTES.contains(&k) => {}
+            _ => return None,
+        }
+    }
+    Some((need, excl, never))
 }
 
 fn as_count(v: &Value) -> Option<u64> {

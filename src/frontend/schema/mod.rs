@@ -161,7 +161,8 @@ fn ser(v: &Value, spaced: bool, rank: &HashMap<String, usize>, out: &mut String)
 }
 
 /// Property names in the order the schema declares them (first declaration
-/// wins): `properties` keys and `required` entries, depth-first.
+/// wins): `properties` keys, `required` entries and the keys dependencies
+/// name, depth-first.
 pub fn key_rank(schema: &Value) -> HashMap<String, usize> {
     let mut rank = HashMap::new();
     fn walk(v: &Value, rank: &mut HashMap<String, usize>, depth: usize) {
@@ -180,6 +181,19 @@ pub fn key_rank(schema: &Value) -> HashMap<String, usize> {
                     for k in r.iter().filter_map(|k| k.as_str()) {
                         let n = rank.len();
                         rank.entry(k.to_string()).or_insert(n);
+                    }
+                }
+                // Keys named by dependencies (the generator's order: trigger, then its keys).
+                for kw in ["dependentRequired", "dependencies", "dependentSchemas"] {
+                    if let Some(Value::Object(d)) = o.get(kw) {
+                        for (k, v) in d {
+                            let n = rank.len();
+                            rank.entry(k.clone()).or_insert(n);
+                            for k in v.as_array().into_iter().flatten().filter_map(|k| k.as_str()) {
+                                let n = rank.len();
+                                rank.entry(k.to_string()).or_insert(n);
+                            }
+                        }
                     }
                 }
                 for (k, c) in o {

@@ -127,16 +127,15 @@ fn mutated_schemas_never_panic() {
 }
 
 /// Type-specific keywords that are not enforced are refused only where they
-/// can constrain a value; `propertyNames: false` is enforced (empty objects).
+/// can constrain a value; `propertyNames` and array dependencies are
+/// enforced (tests/suite/keywords.rs).
 #[test]
 fn type_specific_unsupported_keywords() {
     let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
     assert!(e(json!({"type": "array", "uniqueItems": true})).contains("`uniqueItems` at #/uniqueItems"));
     assert!(e(json!({"items": {"type": "array", "uniqueItems": true}})).contains("`uniqueItems` at #/items/uniqueItems"));
-    assert!(e(json!({"type": "object", "propertyNames": {"pattern": "^a"}})).contains("`propertyNames` at #/propertyNames"));
-    assert!(e(json!({"dependentRequired": {"a": ["b"]}})).contains("`dependentRequired` at #/dependentRequired"));
-    assert!(e(json!({"type": "object", "dependencies": {"a": ["b"]}})).contains("`dependencies` at #/dependencies"));
-    assert!(e(json!({"type": "object", "dependentSchemas": {"a": {"required": ["b"]}}})).contains("`dependentSchemas`"));
+    assert!(e(json!({"type": "object", "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}}}})).contains("`dependentSchemas` at #/dependentSchemas/a"));
+    assert!(e(json!({"type": "object", "dependencies": {"a": {"properties": {"b": {"type": "string"}}}}})).contains("`dependencies` at #/dependencies/a"));
     // No array / object can occur, or at most one item: nothing to enforce.
     for s in [
         json!({"type": "string", "uniqueItems": true}),
@@ -152,6 +151,11 @@ fn type_specific_unsupported_keywords() {
     let o = crate::reference::oracle::Oracle::new(&cfg).unwrap();
     assert!(o.check(b"{}").is_ok());
     assert!(o.check(br#"{"a":1}"#).is_err());
+    let cfg = compile(json!({"type": "object", "propertyNames": {"pattern": "^a"}, "dependentRequired": {"a": ["ab"]}}));
+    let o = crate::reference::oracle::Oracle::new(&cfg).unwrap();
+    assert!(o.check(br#"{"a":1,"ab":2}"#).is_ok());
+    assert!(o.check(br#"{"a":1}"#).is_err());
+    assert!(o.check(br#"{"b":1}"#).is_err());
 }
 
 /// Compiles with a registry and checks instances (compact text) with the oracle.
