@@ -1,0 +1,307 @@
+//! The general parser: an Earley recognizer over terminal ids, for grammars
+//! whose LALR(1) tables have conflicts ([`crate::grammar::ConflictPolicy::General`]).
+//!
+//! It answers what the LR parser answers: is the input so far followed by
+//! `w` a prefix of a sentence (a viable prefix), and can the input end here.
+//! Ambiguity is not an error: an item set holds every parse at once.
+//!
+//! - Items are `(rhs position, origin)`; a position indexes the flattened
+//!   right-hand sides, one slot per symbol plus an end slot per rule.
+//! - Nullable nonterminals are handled as Aycock and Horspool do: predicting
+//!   a nullable `A` also moves the item past `A`, so a completion with
+//!   origin = the current set never has to revisit it.
+//! - Rules that use a nonterminal deriving no terminal string are dropped
+//!   when the tables are built: then a non-empty item set is exactly a
+//!   viable prefix (every item can be completed).
+//! - No Leo optimisation: right recursion costs O(n) items per set, which
+//!   is fine for the lengths generated here.
+//!
+//! The chart is append-only: a committed parser holds its item sets as a
+//! shared vector ([`EarleyParser`], `Clone` is O(1)); a cursor stacks the sets
+//! it computed on top in a persistent list, so cloning it per level of the
+//! mask walk is O(1).
+
+use crate::grammar::{Cfg, Symbol};
+use std::rc::Rc;
+
+const END: u32 = u32::MAX;
+
+/// The grammar in Earley form.
+#[derive(Debug)]
+pub struct EarleyTables {
+    n_terms: u32,
+    /// Per rhs position: the symbol there (terminal `t`, nonterminal
+    /// `n_terms + n`), or `END` at a rule's end.
+    sym: Vec<u32>,
+    /// Per rhs position: its rule's left-hand side.
+    lhs: Vec<u32>,
+    /// Per nonterminal: the first rhs position of each of its rules.
+    starts: Vec<Vec<u32>>,
+    nullable: Vec<bool>,
+    /// The augmented rule `S' -> S`: its first and end positions.
+    start_pos: u32,
+    accept_pos: u32,
+}
+
+impl EarleyTables {
+    /// From a grammar. Rules that mention a nonterminal deriving no terminal
+    /// string are dropped (they can never complete).
+    pub fn new(cfg: &Cfg) -> EarleyTables {
+        let n_terms = cfg.terminals.len() as u32;
+        let nn = cfg.nonterminals.len();
+        // Productive nonterminals (fixpoint).
+        let mut productive = vec![false; nn];
+        loop {
+            let mut changed = false;
+            for r in &cfg.rules {
+                if !productive[r.lhs.index()] && r.rhs.iter().all(|s| matches!(s, Symbol::T(_)) || matches!(s, Symbol::N(n) if productive[n.index()])) {
+                    productive[r.lhs.index()] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut t = EarleyTables { n_terms, sym: Vec::new(), lhs: Vec::new(), starts: vec![Vec::new(); nn + 1], nullable: vec![false; nn + 1], start_pos: 0, accept_pos: 0 };
+        let enc = |s: &Symbol| match s {
+            Symbol::T(x) => x.0,
+            Symbol::N(n) => n_terms + n.0,
+        };
+        // The augmented start symbol is nonterminal `nn`.
+        t.start_pos = 0;
+        t.sym.extend([n_terms + cfg.start.0, END]);
+        t.lhs.extend([n_terms + nn as u32; 2]);
+        t.accept_pos = 1;
+        t.starts[nn].push(0);
+        for r in &cfg.rules {
+            if !productive[r.lhs.index()] || r.rhs.iter().any(|s| matches!(s, Symbol::N(n) if !productive[n.index()])) {
+                continue;
+            }
+            t.starts[r.lhs.index()].push(t.sym.len() as u32);
+            t.sym.extend(r.rhs.iter().map(enc));
+            t.sym.push(END);
+            t.lhs.extend(std::iter::repeat(r.lhs.0).take(r.rhs.len() + 1));
+        }
+        // Nullable nonterminals (fixpoint).
+        loop {
+            let mut changed = false;
+            for n in 0..nn {
+                if t.nullable[n] {
+                    continue;
+                }
+                if t.starts[n].iter().any(|&p| t.rest_nullable(p)) {
+                    t.nullable[n] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        t
+    }
+
+    fn rest_nullable(&self, mut p: u32) -> bool {
+        loop {
+            match self.sym[p as usize] {
+                END => return true,
+                s if s < self.n_terms => return false,
+                s if !self.nullable[(s - self.n_terms) as usize] => return false,
+                _ => p += 1,
+            }
+        }
+    }
+
+    /// Number of grammar terminals (symbols `>=` it are not fed).
+    pub fn n_terms(&self) -> u32 {
+        self.n_terms
+    }
+
+    /// Is the start symbol productive (does the language have a sentence)?
+    pub fn has_sentences(&self) -> bool {
+        let start = self.sym[self.start_pos as usize] - self.n_terms;
+        !self.starts[start as usize].is_empty()
+    }
+
+    /// The closure of `kernel` (items of set `i`) by prediction and
+    /// completion; `at(j)` is set `j < i`.
+    fn close<'s>(&self, mut items: Vec<u64>, i: u32, at: &dyn Fn(u32) -> &'s ESet) -> ESet {
+        let mut seen: crate::hash::FxSet<u64> = items.iter().copied().collect();
+        let mut predicted: crate::hash::FxSet<u32> = Default::default();
+        let nt = self.n_terms;
+        let mut k = 0;
+        let mut add = |items: &mut Vec<u64>, it: u64| {
+            if seen.insert(it) {
+                items.push(it);
+            }
+        };
+        while k < items.len() {
+            let it = items[k];
+            k += 1;
+            let (pos, origin) = ((it >> 32) as u32, it as u32);
+            match self.sym[pos as usize] {
+                END => {
+                    // Origin == i: the lhs derived ε, already stepped over
+                    // where it was predicted (it is nullable).
+                    if origin != i {
+                        let a = self.lhs[pos as usize] + nt;
+                        for &w in at(origin).waiting(a) {
+                            add(&mut items, w + (1 << 32));
+                        }
+                    }
+                }
+                s if s >= nt => {
+                    let n = (s - nt) as usize;
+                    if predicted.insert(s) {
+                        for &p in &self.starts[n] {
+                            add(&mut items, (p as u64) << 32 | i as u64);
+                        }
+                    }
+                    if self.nullable[n] {
+                        add(&mut items, it + (1 << 32));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut wait: Vec<(u32, u64)> = items.iter().filter_map(|&it| Some((self.sym[(it >> 32) as usize], it)).filter(|x| x.0 != END)).collect();
+        wait.sort_unstable();
+        let accept = items.contains(&((self.accept_pos as u64) << 32));
+        let (syms, its) = wait.into_iter().unzip();
+        ESet { syms, items: its, accept }
+    }
+
+    /// The first item set.
+    fn first(&self) -> ESet {
+        self.close(vec![(self.start_pos as u64) << 32], 0, &|_| unreachable!("set 0 has no earlier sets"))
+    }
+
+    /// The kernel of the set after `top` on terminal `t` (empty: rejected).
+    fn scan(&self, top: &ESet, t: u32) -> Vec<u64> {
+        top.waiting(t).iter().map(|&w| w + (1 << 32)).collect()
+    }
+}
+
+/// One Earley item set: its items that wait on a symbol, sorted by that
+/// symbol (what scanning and completion look up), and whether the
+/// augmented start rule is complete with origin 0.
+#[derive(Debug)]
+pub struct ESet {
+    syms: Vec<u32>,
+    items: Vec<u64>,
+    accept: bool,
+}
+
+impl ESet {
+    fn waiting(&self, s: u32) -> &[u64] {
+        let a = self.syms.partition_point(|&x| x < s);
+        let b = a + self.syms[a..].partition_point(|&x| x == s);
+        &self.items[a..b]
+    }
+}
+
+/// A committed Earley parse: the item sets so far. `Clone` is O(1).
+#[derive(Clone, Debug)]
+pub struct EarleyParser {
+    sets: Rc<Vec<Rc<ESet>>>,
+}
+
+impl EarleyParser {
+    pub fn new(t: &EarleyTables) -> Self {
+        EarleyParser { sets: Rc::new(vec![Rc::new(t.first())]) }
+    }
+
+    /// A cursor at the current state.
+    pub fn cursor(&self) -> EarleyCursor<'_> {
+        EarleyCursor { base: &self.sets, ext: None, len: self.sets.len() as u32 }
+    }
+
+    /// Consume `terms`; false (and the parser unchanged) if one is rejected.
+    pub fn consume(&mut self, t: &EarleyTables, terms: &[u32]) -> bool {
+        let mut c = self.cursor();
+        if !terms.iter().all(|&x| c.feed(t, x)) {
+            return false;
+        }
+        let mut added = Vec::new();
+        let mut e = c.ext;
+        while let Some(x) = e {
+            let x = Rc::try_unwrap(x).unwrap_or_else(|rc| Ext { set: Rc::clone(&rc.set), parent: rc.parent.clone() });
+            added.push(x.set);
+            e = x.parent;
+        }
+        let v = Rc::make_mut(&mut self.sets);
+        v.extend(added.into_iter().rev());
+        true
+    }
+
+    /// Number of item sets (terminals consumed + 1).
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Same chart (shared, or equal item sets)?
+    pub fn same(&self, o: &EarleyParser) -> bool {
+        Rc::ptr_eq(&self.sets, &o.sets)
+            || (self.sets.len() == o.sets.len() && self.sets.iter().zip(o.sets.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || (a.syms == b.syms && a.items == b.items && a.accept == b.accept)))
+    }
+}
+
+#[derive(Debug)]
+struct Ext {
+    set: Rc<ESet>,
+    parent: Option<Rc<Ext>>,
+}
+
+/// A non-mutating view of an [`EarleyParser`] that terminals are fed into;
+/// `Clone` is O(1).
+#[derive(Clone, Debug)]
+pub struct EarleyCursor<'a> {
+    base: &'a [Rc<ESet>],
+    ext: Option<Rc<Ext>>,
+    len: u32,
+}
+
+impl EarleyCursor<'_> {
+    fn at(&self, j: u32) -> &ESet {
+        if (j as usize) < self.base.len() {
+            return &self.base[j as usize];
+        }
+        let mut e = self.ext.as_deref().expect("set index within the cursor");
+        for _ in j + 1..self.len {
+            e = e.parent.as_deref().expect("set index within the cursor");
+        }
+        &e.set
+    }
+
+    fn top(&self) -> &ESet {
+        match &self.ext {
+            Some(e) => &e.set,
+            None => &self.base[self.base.len() - 1],
+        }
+    }
+
+    /// Feed terminal `x`; false if it is rejected (the cursor is then unusable).
+    pub fn feed(&mut self, t: &EarleyTables, x: u32) -> bool {
+        if x >= t.n_terms {
+            return false;
+        }
+        let kernel = t.scan(self.top(), x);
+        if kernel.is_empty() {
+            return false;
+        }
+        let set = t.close(kernel, self.len, &|j| self.at(j));
+        self.ext = Some(Rc::new(Ext { set: Rc::new(set), parent: self.ext.take() }));
+        self.len += 1;
+        true
+    }
+
+    /// Can the input end here?
+    pub fn accepts_eof(&self) -> bool {
+        self.top().accept
+    }
+}
