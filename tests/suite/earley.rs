@@ -207,3 +207,24 @@ fn generations_accepted() {
         eprintln!("[earley] {file}: {done} of 3 generations finished and accepted");
     }
 }
+
+/// Lark `%parser earley`: the case grammars (grammars/cases/lark_earley_*.json,
+/// labels judged by Lark's Earley parser: scripts/lark/earley_judge.py) run
+/// on the general parser; an LALR(1) grammar keeps its tables; Lark's
+/// default dynamic Earley lexer is refused by name.
+#[test]
+fn lark_earley_directive() {
+    let parse = |t: &str| grammask::constraint::parse_lark(t, "g.lark", None, &|_| None);
+    for f in ["lark_earley_lr2.json", "lark_earley_ambiguous.json"] {
+        let c: serde_json::Value = serde_json::from_slice(&std::fs::read(root().join("grammars/cases").join(f)).unwrap()).unwrap();
+        let cfg = parse(c["grammar_text"].as_str().unwrap()).unwrap();
+        assert_eq!(cfg.conflicts, ConflictPolicy::General, "{f}");
+    }
+    let lalr = parse("%parser earley\n%lexer basic\nstart: \"a\" start | \"b\"\n").unwrap();
+    assert_eq!(lalr.conflicts, ConflictPolicy::Strict);
+    let e = parse("%parser earley\nstart: a | b\na: \"x\"\nb: \"x\"\n").unwrap_err();
+    assert_eq!(e.kind(), grammask::ErrorKind::Grammar);
+    assert!(e.message().contains("%parser earley needs `%lexer basic`"), "{e:?}");
+    let e = parse("%parser cyk\nstart: \"a\"\n").unwrap_err();
+    assert!(e.message().contains("expected lalr or earley"), "{e:?}");
+}
