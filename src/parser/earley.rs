@@ -38,6 +38,11 @@ pub struct EarleyTables {
     /// Per nonterminal: the first rhs position of each of its rules.
     starts: Vec<Vec<u32>>,
     nullable: Vec<bool>,
+    /// Per nonterminal `A`: the rhs positions of the items that predicting
+    /// `A` adds (its rules, and transitively those of the nonterminals they
+    /// start with, stepping over nullable ones), and those nonterminals.
+    pred: Vec<Vec<u32>>,
+    pred_nts: Vec<Vec<u32>>,
     /// The augmented rule `S' -> S`: its first and end positions.
     start_pos: u32,
     accept_pos: u32,
@@ -63,7 +68,7 @@ impl EarleyTables {
                 break;
             }
         }
-        let mut t = EarleyTables { n_terms, sym: Vec::new(), lhs: Vec::new(), starts: vec![Vec::new(); nn + 1], nullable: vec![false; nn + 1], start_pos: 0, accept_pos: 0 };
+        let mut t = EarleyTables { n_terms, sym: Vec::new(), lhs: Vec::new(), starts: vec![Vec::new(); nn + 1], nullable: vec![false; nn + 1], pred: Vec::new(), pred_nts: Vec::new(), start_pos: 0, accept_pos: 0 };
         let enc = |s: &Symbol| match s {
             Symbol::T(x) => x.0,
             Symbol::N(n) => n_terms + n.0,
@@ -99,6 +104,40 @@ impl EarleyTables {
                 break;
             }
         }
+        // Prediction closures.
+        let (mut pos_seen, mut nt_seen) = (vec![u32::MAX; t.sym.len()], vec![u32::MAX; nn + 1]);
+        for a in 0..=nn {
+            let stamp = a as u32;
+            let (mut list, mut nts) = (Vec::new(), vec![a as u32]);
+            nt_seen[a] = stamp;
+            let mut q = 0;
+            while q < nts.len() {
+                let b = nts[q] as usize;
+                q += 1;
+                for &p0 in &t.starts[b] {
+                    let mut p = p0;
+                    while pos_seen[p as usize] != stamp {
+                        pos_seen[p as usize] = stamp;
+                        list.push(p);
+                        let s = t.sym[p as usize];
+                        if s == END || s < n_terms {
+                            break;
+                        }
+                        let c = (s - n_terms) as usize;
+                        if nt_seen[c] != stamp {
+                            nt_seen[c] = stamp;
+                            nts.push(c as u32);
+                        }
+                        if !t.nullable[c] {
+                            break;
+                        }
+                        p += 1;
+                    }
+                }
+            }
+            t.pred.push(list);
+            t.pred_nts.push(nts);
+        }
         t
     }
 
@@ -124,63 +163,117 @@ impl EarleyTables {
         !self.starts[start as usize].is_empty()
     }
 
-    /// The closure of `kernel` (items of set `i`) by prediction and
-    /// completion; `at(j)` is set `j < i`.
-    fn close<'s>(&self, mut items: Vec<u64>, i: u32, at: &dyn Fn(u32) -> &'s ESet) -> ESet {
-        let mut seen: crate::hash::FxSet<u64> = items.iter().copied().collect();
-        let mut predicted: crate::hash::FxSet<u32> = Default::default();
-        let nt = self.n_terms;
-        let mut k = 0;
-        let mut add = |items: &mut Vec<u64>, it: u64| {
-            if seen.insert(it) {
-                items.push(it);
+    /// The closure of `kernel` (items of set `i`, origins `< i`) by
+    /// prediction and completion; `at(j)` is set `j < i`. Items with origin
+    /// `i` come from the precomputed prediction closures and need no
+    /// processing: they predict nothing new, and one that is complete
+    /// derived ε (its lhs was stepped over where it was predicted).
+    fn close<'s>(&self, kernel: &[u64], i: u32, at: &dyn Fn(u32) -> &'s ESet) -> ESet {
+        SCRATCH.with(|sc| {
+            let sc = &mut *sc.borrow_mut();
+            let nt = self.n_terms;
+            sc.predicted.clear();
+            sc.predicted.resize(self.starts.len().div_ceil(64), 0);
+            sc.seen.clear();
+            sc.old.clear();
+            sc.new.clear();
+            for &it in kernel {
+                if sc.seen.insert(it) {
+                    sc.old.push(it);
+                }
             }
-        };
-        while k < items.len() {
-            let it = items[k];
-            k += 1;
-            let (pos, origin) = ((it >> 32) as u32, it as u32);
-            match self.sym[pos as usize] {
-                END => {
-                    // Origin == i: the lhs derived ε, already stepped over
-                    // where it was predicted (it is nullable).
-                    if origin != i {
+            let mut k = 0;
+            while k < sc.old.len() {
+                let it = sc.old[k];
+                k += 1;
+                let (pos, origin) = ((it >> 32) as u32, it as u32);
+                match self.sym[pos as usize] {
+                    END => {
                         let a = self.lhs[pos as usize] + nt;
                         for &w in at(origin).waiting(a) {
-                            add(&mut items, w + (1 << 32));
+                            let x = w + (1 << 32);
+                            if sc.seen.insert(x) {
+                                sc.old.push(x);
+                            }
                         }
                     }
-                }
-                s if s >= nt => {
-                    let n = (s - nt) as usize;
-                    if predicted.insert(s) {
-                        for &p in &self.starts[n] {
-                            add(&mut items, (p as u64) << 32 | i as u64);
+                    s if s >= nt => {
+                        let n = (s - nt) as usize;
+                        self.predict(n, i, &mut sc.predicted, &mut sc.new);
+                        if self.nullable[n] {
+                            let x = it + (1 << 32);
+                            if sc.seen.insert(x) {
+                                sc.old.push(x);
+                            }
                         }
                     }
-                    if self.nullable[n] {
-                        add(&mut items, it + (1 << 32));
-                    }
+                    _ => {}
                 }
-                _ => {}
+            }
+            self.finish(sc)
+        })
+    }
+
+    /// Adds the prediction closure of nonterminal `n` (origin `i`) to `new`.
+    #[inline]
+    fn predict(&self, n: usize, i: u32, predicted: &mut [u64], new: &mut Vec<u64>) {
+        if predicted[n >> 6] >> (n & 63) & 1 == 1 {
+            return;
+        }
+        for &m in &self.pred_nts[n] {
+            predicted[m as usize >> 6] |= 1 << (m & 63);
+        }
+        new.extend(self.pred[n].iter().map(|&p| (p as u64) << 32 | i as u64));
+    }
+
+    fn finish(&self, sc: &mut Scratch) -> ESet {
+        let accept = sc.old.iter().chain(&sc.new).any(|&it| it == (self.accept_pos as u64) << 32);
+        // (symbol, item) packed in a u128: one sort, no tuple vector.
+        sc.wait.clear();
+        for &it in sc.old.iter().chain(&sc.new) {
+            let x = self.sym[(it >> 32) as usize];
+            if x != END {
+                sc.wait.push((x as u128) << 64 | it as u128);
             }
         }
-        let mut wait: Vec<(u32, u64)> = items.iter().filter_map(|&it| Some((self.sym[(it >> 32) as usize], it)).filter(|x| x.0 != END)).collect();
-        wait.sort_unstable();
-        let accept = items.contains(&((self.accept_pos as u64) << 32));
-        let (syms, its) = wait.into_iter().unzip();
-        ESet { syms, items: its, accept }
+        sc.wait.sort_unstable();
+        sc.wait.dedup();
+        let syms = sc.wait.iter().map(|&w| (w >> 64) as u32).collect();
+        let items = sc.wait.iter().map(|&w| w as u64).collect();
+        ESet { syms, items, accept }
     }
 
     /// The first item set.
     fn first(&self) -> ESet {
-        self.close(vec![(self.start_pos as u64) << 32], 0, &|_| unreachable!("set 0 has no earlier sets"))
+        SCRATCH.with(|sc| {
+            let sc = &mut *sc.borrow_mut();
+            sc.predicted.clear();
+            sc.predicted.resize(self.starts.len().div_ceil(64), 0);
+            sc.old.clear();
+            sc.new.clear();
+            self.predict(self.starts.len() - 1, 0, &mut sc.predicted, &mut sc.new);
+            self.finish(sc)
+        })
     }
 
     /// The kernel of the set after `top` on terminal `t` (empty: rejected).
     fn scan(&self, top: &ESet, t: u32) -> Vec<u64> {
         top.waiting(t).iter().map(|&w| w + (1 << 32)).collect()
     }
+}
+
+/// Buffers reused by every closure (per thread).
+#[derive(Default)]
+struct Scratch {
+    predicted: Vec<u64>,
+    seen: crate::hash::FxSet<u64>,
+    old: Vec<u64>,
+    new: Vec<u64>,
+    wait: Vec<u128>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// One Earley item set: its items that wait on a symbol, sorted by that
@@ -294,7 +387,7 @@ impl EarleyCursor<'_> {
         if kernel.is_empty() {
             return false;
         }
-        let set = t.close(kernel, self.len, &|j| self.at(j));
+        let set = t.close(&kernel, self.len, &|j| self.at(j));
         self.ext = Some(Rc::new(Ext { set: Rc::new(set), parent: self.ext.take() }));
         self.len += 1;
         true
