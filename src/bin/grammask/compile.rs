@@ -177,6 +177,9 @@ fn cmd_compile(
 ) -> Result<bool> {
     let t0 = Instant::now();
     let cfg = load_grammar(grammar, start, g, f, false)?;
+    if cfg.conflicts == grammask::grammar::ConflictPolicy::General {
+        return Err(Error::new(ErrorKind::InvalidState, format!("{}: not LALR(1): it runs on the general parser, which blobs do not hold; compile it per request (generate/check/masks --grammar, or compile() in JS)", grammar.display())));
+    }
     let vocab = grammask::vocab::load::load_tokenizer_file(tokenizer, eos)?;
     let quiet = json;
     let mut progress = |m: &str| {
