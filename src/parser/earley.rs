@@ -25,6 +25,9 @@ use crate::grammar::{Cfg, Symbol};
 use std::rc::Rc;
 
 const END: u32 = u32::MAX;
+/// Most prediction-closure entries the tables may hold (all nonterminals
+/// together; 4 bytes each).
+pub const MAX_PREDICTION_ITEMS: usize = 1 << 24;
 
 /// The grammar in Earley form.
 #[derive(Debug)]
@@ -50,8 +53,9 @@ pub struct EarleyTables {
 
 impl EarleyTables {
     /// From a grammar. Rules that mention a nonterminal deriving no terminal
-    /// string are dropped (they can never complete).
-    pub fn new(cfg: &Cfg) -> EarleyTables {
+    /// string are dropped (they can never complete). A `Limit` error when
+    /// the prediction closures would exceed [`MAX_PREDICTION_ITEMS`].
+    pub fn new(cfg: &Cfg) -> crate::Result<EarleyTables> {
         let n_terms = cfg.terminals.len() as u32;
         let nn = cfg.nonterminals.len();
         // Productive nonterminals (fixpoint).
@@ -105,6 +109,7 @@ impl EarleyTables {
             }
         }
         // Prediction closures.
+        let mut total = 0usize;
         let (mut pos_seen, mut nt_seen) = (vec![u32::MAX; t.sym.len()], vec![u32::MAX; nn + 1]);
         for a in 0..=nn {
             let stamp = a as u32;
@@ -135,10 +140,14 @@ impl EarleyTables {
                     }
                 }
             }
+            total += list.len() + nts.len();
+            if total > MAX_PREDICTION_ITEMS {
+                return Err(crate::err!(Limit, "grammar too large for the general parser: over {MAX_PREDICTION_ITEMS} prediction items"));
+            }
             t.pred.push(list);
             t.pred_nts.push(nts);
         }
-        t
+        Ok(t)
     }
 
     fn rest_nullable(&self, mut p: u32) -> bool {

@@ -189,7 +189,7 @@ fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMu
         if cfg.lexer == crate::grammar::LexerMode::Contextual || cfg.indent.is_some() {
             return Err(crate::err!(Grammar, "the general parser (not LALR(1)) needs a global lexer and no %indent"));
         }
-        let ey = crate::parser::earley::EarleyTables::new(cfg);
+        let ey = crate::parser::earley::EarleyTables::new(cfg)?;
         if !ey.has_sentences() {
             return Err(crate::err!(Grammar, "the start rule derives no text"));
         }
@@ -255,13 +255,14 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
 /// tables and `lexer` `cfg`'s lexer automaton built with them
 /// ([`crate::lexer::build_for`]); the caller checks the tokens `cfg` names
 /// ([`check_specials`]): a token not in the vocabulary is never allowed.
-pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> MaskStore {
+/// A grammar on the general parser ignores `lr` (placeholder tables).
+pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> Result<MaskStore> {
     let grammar = if cfg.conflicts == crate::grammar::ConflictPolicy::General {
-        IncTables::general(crate::parser::earley::EarleyTables::new(cfg))
+        IncTables::general(crate::parser::earley::EarleyTables::new(cfg)?)
     } else {
         inc_tables(cfg, lr, &lexer)
     };
-    lazy_store(cfg, lexer, grammar, pv)
+    Ok(lazy_store(cfg, lexer, grammar, pv))
 }
 
 fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>) -> MaskStore {

@@ -65,7 +65,7 @@ fn general_grammars() -> Vec<(String, Cfg)> {
 fn parser_agrees_with_reference() {
     let mut steps = 0;
     for (name, cfg) in general_grammars() {
-        let g = IncTables::general(grammask::parser::earley::EarleyTables::new(&cfg));
+        let g = IncTables::general(grammask::parser::earley::EarleyTables::new(&cfg).unwrap());
         let r = RefEarley::new(&cfg);
         let n = cfg.terminals.len() as u32;
         for seed in 0..6u64 {
