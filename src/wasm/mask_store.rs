@@ -21,32 +21,9 @@ impl RawMaskStore {
     }
 }
 
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StepCount {
-    step: String,
-    entries: f64,
-}
-
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Stats {
-    vocab_size: u32,
-    mask_words: u32,
-    eos_token_ids: Vec<u32>,
-    special_tokens: u32,
-    terminals: u32,
-    lexer_states: u32,
-    lr_states: u32,
-    positions: u32,
-    entries: u32,
-    stored_entries: u32,
-    always_sets: u32,
-    token_sets: u32,
-    set_pool_words: u32,
-    streamline_steps: Vec<StepCount>,
-    tokenizer_fingerprint: String,
-    grammar_fingerprint: String,
+/// Set `obj[key] = value` (a fresh plain object: cannot fail).
+fn set(obj: &js_sys::Object, key: &str, value: JsValue) {
+    let _ = js_sys::Reflect::set(obj, &key.into(), &value);
 }
 
 #[wasm_bindgen(js_class = RawMaskStore)]
@@ -122,28 +99,37 @@ impl RawMaskStore {
         }
     }
 
+    /// `MaskStore.stats()`: a plain object (built by hand: serde's
+    /// serializer would cost the wasm builds several KB).
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         let s = &*self.inner;
         let t = s.tables();
-        let st = Stats {
-            vocab_size: s.vocab().len() as u32,
-            mask_words: s.mask_words() as u32,
-            eos_token_ids: self.eos_token_ids(),
-            special_tokens: s.vocab().special_count() as u32,
-            terminals: s.grammar().n_terminals,
-            lexer_states: s.lexer().n_states() as u32,
-            lr_states: s.grammar().tables.n_states(),
-            positions: s.n_positions() as u32,
-            entries: t.n_entries() as u32,
-            stored_entries: t.n_stored_entries() as u32,
-            always_sets: t.n_always() as u32,
-            token_sets: t.sets().len() as u32,
-            set_pool_words: t.sets().data.len() as u32,
-            streamline_steps: s.info().step_counts.iter().map(|(n, c)| StepCount { step: n.clone(), entries: *c as f64 }).collect(),
-            tokenizer_fingerprint: self.tokenizer_fingerprint(),
-            grammar_fingerprint: self.grammar_fingerprint(),
-        };
-        serde_wasm_bindgen::to_value(&st).map_err(|e| js_error(crate::err!(InvalidState, "stats: {e}")))
+        let o = js_sys::Object::new();
+        let n = |v: usize| JsValue::from(v as u32);
+        set(&o, "vocabSize", n(s.vocab().len()));
+        set(&o, "maskWords", n(s.mask_words()));
+        set(&o, "eosTokenIds", self.eos_token_ids().into_iter().map(JsValue::from).collect::<js_sys::Array>().into());
+        set(&o, "specialTokens", n(s.vocab().special_count()));
+        set(&o, "terminals", JsValue::from(s.grammar().n_terminals));
+        set(&o, "lexerStates", n(s.lexer().n_states()));
+        set(&o, "lrStates", JsValue::from(s.grammar().tables.n_states()));
+        set(&o, "positions", n(s.n_positions()));
+        set(&o, "entries", n(t.n_entries()));
+        set(&o, "storedEntries", n(t.n_stored_entries()));
+        set(&o, "alwaysSets", n(t.n_always()));
+        set(&o, "tokenSets", n(t.sets().len()));
+        set(&o, "setPoolWords", n(t.sets().data.len()));
+        let steps = js_sys::Array::new();
+        for (name, c) in &s.info().step_counts {
+            let e = js_sys::Object::new();
+            set(&e, "step", JsValue::from_str(name));
+            set(&e, "entries", JsValue::from(*c as f64));
+            steps.push(&e);
+        }
+        set(&o, "streamlineSteps", steps.into());
+        set(&o, "tokenizerFingerprint", JsValue::from_str(&self.tokenizer_fingerprint()));
+        set(&o, "grammarFingerprint", JsValue::from_str(&self.grammar_fingerprint()));
+        Ok(o.into())
     }
 
     /// The blob (e.g. to cache a store compiled in the browser).

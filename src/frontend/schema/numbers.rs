@@ -89,7 +89,9 @@ impl Dec {
         if !f.is_finite() {
             return None;
         }
-        Dec::parse(&format!("{f:?}"))
+        // serde_json's own shortest round-trip text (the digits of `{f:?}`;
+        // core's float formatting would cost the wasm build about 8 KB gzip).
+        Dec::parse(&n.to_string())
     }
 
     pub fn cmp(&self, o: &Dec) -> Ordering {
