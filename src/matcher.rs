@@ -239,8 +239,7 @@ impl Matcher {
             // Computed directly (a first visit over budget): always worth caching.
             usize::MAX
         };
-        // The general parser's state is its whole chart: no cache key.
-        if self.cache_cap == 0 || work < self.cache_min || state.parser.earley().is_some() {
+        if self.cache_cap == 0 || work < self.cache_min {
             self.compute_into(state, out);
             self.add_tokens(state, out);
             return;

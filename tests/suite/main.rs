@@ -11,7 +11,6 @@ mod schema_common;
 
 mod blob;
 mod cases;
-mod earley;
 mod cli;
 mod corpus;
 mod experiments;
