@@ -214,17 +214,16 @@ test('thinking: free text up to </think> and its separator, then the calls; a cl
   }
 });
 
-test('a batch whose rows are in different phases: one thinking, one inside a call', async () => {
-  const qwen = await tokenizer('qwen3');
-  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, tool_choice: 'required' }, { thinking: 'auto' });
+/**
+ * Drive a two-row batch through processor `p` (rows: bigint id arrays, extended
+ * in place) along `plan` (per row, the ids to take; a finished row repeats
+ * its last id): each step's planned token must be unmasked, and at step 2 row 0
+ * is still free (thinking) while row 1 is inside its call; then the last
+ * tokens are committed.
+ */
+function twoRows(p, rows, plan) {
   const V = p.store.vocabSize;
-  const call = ids(qwen, RENDER.hermes([WEATHER]));
-  const think = ids(qwen, '<think>\nParis.\n</think>\n\n');
-  const rows = [ids(qwen, '<|im_start|>assistant\n'), ids(qwen, '<|im_start|>assistant\n<think>\n\n</think>\n\n')].map((r) => r.map(BigInt));
-  // Row 0 thinks then calls; row 1 calls at once, then repeats EOS.
-  const plan = [[...think, ...call, 151645], [...call, 151645]];
-  const n = Math.max(...plan.map((x) => x.length));
-  for (let step = 0; step < n; step++) {
+  for (let step = 0; step < Math.max(...plan.map((x) => x.length)); step++) {
     const logits = { dims: [2, V], data: new Float32Array(2 * V) };
     p(rows, logits);
     if (step === 2) assert.deepEqual(p.phases, ['free', 'constrained']);
@@ -235,6 +234,16 @@ test('a batch whose rows are in different phases: one thinking, one inside a cal
     }
   }
   p(rows, { dims: [2, V], data: new Float32Array(2 * V) }); // commits the last tokens
+}
+
+test('a batch whose rows are in different phases: one thinking, one inside a call', async () => {
+  const qwen = await tokenizer('qwen3');
+  const p = new StructuredOutputProcessor(qwen, { type: 'tools', tools: TOOLS, tool_choice: 'required' }, { thinking: 'auto' });
+  const call = ids(qwen, RENDER.hermes([WEATHER]));
+  const think = ids(qwen, '<think>\nParis.\n</think>\n\n');
+  const rows = [ids(qwen, '<|im_start|>assistant\n'), ids(qwen, '<|im_start|>assistant\n<think>\n\n</think>\n\n')].map((r) => r.map(BigInt));
+  // Row 0 thinks then calls; row 1 calls at once, then repeats EOS.
+  twoRows(p, rows, [[...think, ...call, 151645], [...call, 151645]]);
   assert.deepEqual(p.phases, ['constrained', 'constrained']);
   assert.ok(p.matchers.every((m) => m.isStopped()));
 });
@@ -424,20 +433,8 @@ test("formats of the user's own: with thinking (Qwen3), in a batch whose rows di
   throughProcessor(new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' }), ids(qwen, call), 151645, closed);
   assert.throws(() => throughProcessor(new StructuredOutputProcessor(qwen, rf), ids(qwen, '<think>\nx\n</think>\n\n'), 151645, open), /masked/);
   const p = new StructuredOutputProcessor(qwen, rf, { thinking: 'auto' });
-  const V = p.store.vocabSize;
   const rows = [open, closed].map((r) => r.map(BigInt));
-  const plan = [[...ids(qwen, '<think>\nParis.\n</think>\n\n'), ...ids(qwen, call), 151645], [...ids(qwen, call), 151645]];
-  for (let step = 0; step < Math.max(...plan.map((x) => x.length)); step++) {
-    const logits = { dims: [2, V], data: new Float32Array(2 * V) };
-    p(rows, logits);
-    if (step === 2) assert.deepEqual(p.phases, ['free', 'constrained']);
-    for (let r = 0; r < 2; r++) {
-      const id = plan[r][Math.min(step, plan[r].length - 1)];
-      assert.equal(logits.data[r * V + id], 0, `row ${r} step ${step}: token ${id} masked`);
-      rows[r].push(BigInt(id));
-    }
-  }
-  p(rows, { dims: [2, V], data: new Float32Array(2 * V) });
+  twoRows(p, rows, [[...ids(qwen, '<think>\nParis.\n</think>\n\n'), ...ids(qwen, call), 151645], [...ids(qwen, call), 151645]]);
   assert.ok(p.matchers.every((m) => m.isStopped()));
   assert.deepEqual(p.parseToolCalls(`<think>\nParis.\n</think>\n\n${call}`), [WEATHER, SEARCH]);
 });

@@ -1816,9 +1816,7 @@ mod loop_tests {
     /// walk's sequences.
     #[test]
     fn text_closed_positions_equal_plain_walks() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let vocab = crate::vocab::load::load_tokenizer_file(&root.join("models/llama3/tokenizer.json"), None).unwrap();
-        let pv = Rc::new(PreparedVocab::new(vocab));
+        let pv = llama3();
         let trie = pv.trie();
         let slice = trie.text_slice();
         let in_slice = |t: u32| slice.inside.get(t as usize / 32).is_some_and(|w| w >> (t % 32) & 1 == 1);
@@ -1847,6 +1845,13 @@ mod loop_tests {
             }
         }
         assert!(compared >= 6 && starts == 4, "{compared} text-closed positions compared, {starts} starts");
+    }
+
+    /// The Llama-3 vocabulary, prepared.
+    fn llama3() -> Rc<PreparedVocab> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let vocab = crate::vocab::load::load_tokenizer_file(&root.join("models/llama3/tokenizer.json"), None).unwrap();
+        Rc::new(PreparedVocab::new(vocab))
     }
 
     /// Per token, its sequences: equal outside the slice; for a slice
@@ -1884,9 +1889,7 @@ mod loop_tests {
     /// the plain walk's sequences.
     #[test]
     fn text_bounded_positions_equal_plain_walks() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let vocab = crate::vocab::load::load_tokenizer_file(&root.join("models/llama3/tokenizer.json"), None).unwrap();
-        let pv = Rc::new(PreparedVocab::new(vocab));
+        let pv = llama3();
         let trie = pv.trie();
         let slice = trie.text_slice();
         let in_slice = |t: u32| slice.inside.get(t as usize / 32).is_some_and(|w| w >> (t % 32) & 1 == 1);

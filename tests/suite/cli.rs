@@ -179,19 +179,24 @@ fn check_refusal_names_keyword_and_pointer() {
     std::fs::write(&f, r#"{"age": 3, "name": "Ann"}"#).unwrap();
     let out = text(&run(&["check", "--json-schema", &person_schema(), "--tokenizer", &t, f.to_str().unwrap()]));
     assert!(out.contains("out of order") && out.contains("schema order"), "{out}");
-    // An unmet dependency.
-    let s = d.join("deps.schema.json");
-    std::fs::write(&s, r#"{"type": "object", "properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["b"]}}"#).unwrap();
-    let f = d.join("deps.json");
-    std::fs::write(&f, "{\"a\": 1}\n").unwrap();
-    let out = text(&run(&["check", "--json-schema", s.to_str().unwrap(), "--tokenizer", &t, f.to_str().unwrap()]));
-    assert!(out.contains(r#"has "a" but lacks ["b"], which `dependentRequired` at #/dependentRequired/a requires"#), "{out}");
-    let s = d.join("deps2.schema.json");
-    std::fs::write(&s, r#"{"type": "object", "properties": {"a": {}, "b": {}}, "dependentRequired": {"b": ["a"]}}"#).unwrap();
-    let f = d.join("deps2.json");
-    std::fs::write(&f, "{\"b\": 1}\n").unwrap();
-    let out = text(&run(&["check", "--json-schema", s.to_str().unwrap(), "--tokenizer", &t, f.to_str().unwrap()]));
-    assert!(out.contains(r#"key "b" in the object at instance (root) requires ["a"] (`dependentRequired` at #/dependentRequired/b), which come before it"#), "{out}");
+    // Unmet dependencies: a key present without the keys it requires, and a
+    // key whose required keys come before it in schema order.
+    let cases = [
+        (r#"{"a": ["b"]}"#, "{\"a\": 1}\n", r#"has "a" but lacks ["b"], which `dependentRequired` at #/dependentRequired/a requires"#),
+        (
+            r#"{"b": ["a"]}"#,
+            "{\"b\": 1}\n",
+            r#"key "b" in the object at instance (root) requires ["a"] (`dependentRequired` at #/dependentRequired/b), which come before it"#,
+        ),
+    ];
+    for (i, (deps, instance, want)) in cases.into_iter().enumerate() {
+        let s = d.join(format!("deps{i}.schema.json"));
+        std::fs::write(&s, format!(r#"{{"type": "object", "properties": {{"a": {{}}, "b": {{}}}}, "dependentRequired": {deps}}}"#)).unwrap();
+        let f = d.join(format!("deps{i}.json"));
+        std::fs::write(&f, instance).unwrap();
+        let out = text(&run(&["check", "--json-schema", s.to_str().unwrap(), "--tokenizer", &t, f.to_str().unwrap()]));
+        assert!(out.contains(want), "{out}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 
