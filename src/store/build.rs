@@ -1261,9 +1261,9 @@ fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8, max_pairs: usize) -> 
 /// sequence (the mask is the union, as in [`text_closed_at`]) and its
 /// longer tokens are reached by nothing: only the other tokens are walked.
 /// `Some(max_k)` when every string of `max_k` characters (longer than every
-/// slice token) continues; `None` otherwise, or past `max_pairs` (lexer
-/// state, character position) pairs in one character or boundary states
-/// in all.
+/// slice token) continues; `None` otherwise, when a count has several lexer
+/// states, or past `max_pairs` (lexer state, character position) pairs in
+/// one character.
 ///
 /// A counted body is a chain (one state per count), so the answer of each
 /// state one character on is kept in `memo` (per `(state, x)`): the states
@@ -1273,69 +1273,59 @@ fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usi
     if x == NO_TARGET || x == cx.newline {
         return None;
     }
-    // Levels whose states all continue, from `l` on.
-    let mut chain: Vec<Vec<u32>> = Vec::new();
-    let mut pairs = 0usize;
-    let mut level = vec![l];
-    // The answer at `level`, and whether it holds there (false: it holds
-    // at `l` only, with `max_k` continuing levels behind it).
+    // The states of the chain so far (one per count) from `l` on, each with
+    // every text character leading to the next; `s` the next to look at.
+    let mut chain: Vec<u32> = Vec::new();
+    let mut s = l;
+    // The answer at `s`, and whether it holds there (false: it holds at
+    // `l` only, with `max_k` continuing counts behind it).
     let (res, holds) = loop {
-        if let (1, Some(&r)) = (level.len(), memo.get(&(level[0], x))) {
+        if let Some(&r) = memo.get(&(s, x)) {
             break (r, true);
         }
-        // Back at a level of the chain: every level continues, for ever.
-        if chain.iter().any(|c| c[..] == level[..]) {
+        // Back at a state of the chain: every count continues, for ever.
+        if chain.contains(&s) {
             break (Some(max_k), true);
-        }
-        // Several states per count (a pattern, keys being spelled): left to
-        // the lexeme loop, whose walk is shared by signature.
-        if level.len() > 1 {
-            break (None, true);
-        }
-        // The search is bounded in all, not only per character.
-        pairs += level.len();
-        if pairs > max_pairs {
-            break (None, false);
         }
         if chain.len() >= max_k {
             break (Some(max_k), false);
         }
-        match text_level(cx, &level, x, max_pairs) {
+        match text_level(cx, s, x, max_pairs).as_deref() {
             None => break (None, true),
-            Some(next) if next.is_empty() => break (Some(0), true),
-            Some(next) => chain.push(std::mem::replace(&mut level, next)),
+            Some([]) => break (Some(0), true),
+            Some(&[next]) => {
+                chain.push(s);
+                s = next;
+            }
+            // Several states per count (a pattern, keys being spelled): left
+            // to the lexeme loop, whose walk is shared by signature.
+            Some(_) => break (None, true),
         }
     };
     if !holds {
-        // Only `l` has `max_k` continuing levels behind it (or the search
-        // gave up: `None` there, which only means "walk it").
         memo.insert((l, x), res);
         return res;
     }
-    if level.len() == 1 {
-        memo.insert((level[0], x), res);
-    }
+    memo.insert((s, x), res);
     let mut r = res;
-    for lv in chain.iter().rev() {
+    for &c in chain.iter().rev() {
         r = r.map(|k| (k + 1).min(max_k));
-        if lv.len() == 1 {
-            memo.insert((lv[0], x), r);
-        }
+        memo.insert((c, x), r);
     }
     r
 }
 
-/// One text character on from the lexer states `level` (at character
-/// boundaries) with target `x`: the states after it (empty: every text
-/// character dies) or `None` if some continue and some die, the lexeme can
-/// end on the way (or at `level`), or past `max_pairs` pairs.
-fn text_level(cx: StepCtx<'_>, level: &[u32], x: u32, max_pairs: usize) -> Option<Vec<u32>> {
+/// One text character on from lexer state `l` (at a character boundary)
+/// with target `x`: the states after it (empty: every text character dies)
+/// or `None` if some continue and some die, the lexeme can end on the way
+/// (or at `l`), or past `max_pairs` pairs.
+fn text_level(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize) -> Option<Vec<u32>> {
     use crate::vocab::trie::text_step;
     let (lx, xt) = (cx.lexer, crate::ids::TerminalId(x));
     let (mut live, mut dead) = (false, false);
     let mut seen: crate::hash::FxMap<usize, u32> = crate::hash::FxMap::default();
     let mut next: Vec<u32> = Vec::new();
-    let mut todo: Vec<(u32, u8)> = level.iter().map(|&s| (s, 0)).collect();
+    let mut todo: Vec<(u32, u8)> = vec![(l, 0)];
     while let Some((s, u)) = todo.pop() {
         if lx.may_win(LexStateId(s), xt) {
             return None;
