@@ -46,8 +46,9 @@ use std::borrow::Cow;
 use crate::hash::{FxMap as HashMap, FxSet as HashSet};
 use std::path::Path;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use std::marker::PhantomData;
 use serde_json::Value;
 
 use super::Vocab;
@@ -153,48 +154,214 @@ pub fn vocab_from_json_with(tokenizer_json: &str, opts: &LoadOptions) -> Result<
 }
 
 // ---- the parts of tokenizer.json that matter --------------------------------
+//
+// Read by hand-written visitors over `deserialize_any` alone, each of which
+// answers every kind of JSON value with its own message. serde's typed
+// deserializers and its default visitor methods build `invalid_type` errors,
+// whose message can format a float; keeping them out of reach keeps core's
+// float formatting (about 14 KB) out of the wasm builds.
 
-#[derive(Deserialize)]
 struct TokenizerFile<'a> {
-    #[serde(borrow, default, deserialize_with = "null_as_empty")]
     added_tokens: Vec<AddedToken<'a>>,
-    #[serde(borrow)]
     model: Model<'a>,
-    #[serde(default)]
     decoder: Option<Value>,
-    #[serde(default)]
     pre_tokenizer: Option<Value>,
 }
 
-fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> std::result::Result<Vec<T>, D::Error> {
-    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+/// The visitor methods of the JSON kinds a visitor does not take: an error
+/// saying what was expected.
+macro_rules! refuse_kinds {
+    ($what:literal; $($kind:ident),*) => { $(refuse_kinds!(@ $kind $what);)* };
+    (@ bool $what:literal) => { fn visit_bool<E: Error>(self, _: bool) -> std::result::Result<Self::Value, E> { Err(E::custom(concat!("expected ", $what))) } };
+    (@ num $what:literal) => {
+        fn visit_i64<E: Error>(self, _: i64) -> std::result::Result<Self::Value, E> { Err(E::custom(concat!("expected ", $what))) }
+        fn visit_u64<E: Error>(self, _: u64) -> std::result::Result<Self::Value, E> { Err(E::custom(concat!("expected ", $what))) }
+        fn visit_f64<E: Error>(self, _: f64) -> std::result::Result<Self::Value, E> { Err(E::custom(concat!("expected ", $what))) }
+    };
+    (@ str $what:literal) => { fn visit_str<E: Error>(self, _: &str) -> std::result::Result<Self::Value, E> { Err(E::custom(concat!("expected ", $what))) } };
+    (@ unit $what:literal) => { fn visit_unit<E: Error>(self) -> std::result::Result<Self::Value, E> { Err(E::custom(concat!("expected ", $what))) } };
+    (@ seq $what:literal) => { fn visit_seq<S: SeqAccess<'de>>(self, _: S) -> std::result::Result<Self::Value, S::Error> { Err(S::Error::custom(concat!("expected ", $what))) } };
+    (@ map $what:literal) => { fn visit_map<M: MapAccess<'de>>(self, _: M) -> std::result::Result<Self::Value, M::Error> { Err(M::Error::custom(concat!("expected ", $what))) } };
+}
+
+/// Any JSON value, with strings borrowed from the text when they have no
+/// escapes. Numbers keep only what the loader needs: a non-negative integer.
+enum J<'a> {
+    Null,
+    Bool(bool),
+    Uint(u64),
+    /// A negative or fractional number.
+    Num,
+    Str(Cow<'a, str>),
+    Arr(Vec<J<'a>>),
+    Obj(Vec<(Cow<'a, str>, J<'a>)>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for J<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = J<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E: Error>(self, b: bool) -> std::result::Result<J<'a>, E> {
+                Ok(J::Bool(b))
+            }
+            fn visit_i64<E: Error>(self, x: i64) -> std::result::Result<J<'a>, E> {
+                Ok(u64::try_from(x).map_or(J::Num, J::Uint))
+            }
+            fn visit_u64<E: Error>(self, x: u64) -> std::result::Result<J<'a>, E> {
+                Ok(J::Uint(x))
+            }
+            fn visit_f64<E: Error>(self, _: f64) -> std::result::Result<J<'a>, E> {
+                Ok(J::Num)
+            }
+            fn visit_borrowed_str<E: Error>(self, s: &'de str) -> std::result::Result<J<'a>, E> {
+                Ok(J::Str(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: Error>(self, s: &str) -> std::result::Result<J<'a>, E> {
+                Ok(J::Str(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: Error>(self, s: String) -> std::result::Result<J<'a>, E> {
+                Ok(J::Str(Cow::Owned(s)))
+            }
+            fn visit_unit<E: Error>(self) -> std::result::Result<J<'a>, E> {
+                Ok(J::Null)
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> std::result::Result<J<'a>, S::Error> {
+                let mut out = Vec::with_capacity(s.size_hint().unwrap_or(0).min(1 << 16));
+                while let Some(x) = s.next_element::<J<'a>>()? {
+                    out.push(x);
+                }
+                Ok(J::Arr(out))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<J<'a>, M::Error> {
+                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0).min(1 << 16));
+                while let Some(k) = m.next_key::<Key<'a>>()? {
+                    out.push((k.0, m.next_value::<J<'a>>()?));
+                }
+                Ok(J::Obj(out))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// An object's key (JSON keys are strings).
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: Error>(self, s: &'de str) -> std::result::Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: Error>(self, s: &str) -> std::result::Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: Error>(self, s: String) -> std::result::Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(s)))
+            }
+            refuse_kinds!("a string"; bool, num, unit, seq, map);
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TokenizerFile<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = TokenizerFile<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
+                let (mut added_tokens, mut model, mut decoder, mut pre_tokenizer) = (Vec::new(), None, None, None);
+                while let Some(k) = m.next_key::<Key<'a>>()? {
+                    match &*k.0 {
+                        "added_tokens" => match m.next_value::<J<'a>>()? {
+                            J::Null => added_tokens.clear(),
+                            J::Arr(xs) => {
+                                added_tokens = xs.into_iter().map(AddedToken::from_json).collect::<std::result::Result<_, _>>().map_err(M::Error::custom)?
+                            }
+                            _ => return Err(M::Error::custom("added_tokens: expected a list")),
+                        },
+                        "model" => model = Some(m.next_value::<Model<'a>>()?),
+                        "decoder" => decoder = m.next_value::<Option<Value>>()?,
+                        "pre_tokenizer" => pre_tokenizer = m.next_value::<Option<Value>>()?,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let model = model.ok_or_else(|| M::Error::custom("no model"))?;
+                Ok(TokenizerFile { added_tokens, model, decoder, pre_tokenizer })
+            }
+            refuse_kinds!("an object"; bool, num, str, unit, seq);
+        }
+        d.deserialize_any(V(PhantomData))
+    }
 }
 
 /// An entry of `added_tokens`. Equality is the crate's: every field (the
 /// defaults are the crate's `AddedToken::default()`).
-#[derive(Deserialize, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct AddedToken<'a> {
-    #[serde(borrow)]
     content: Str<'a>,
-    #[serde(default)]
     single_word: bool,
-    #[serde(default)]
     lstrip: bool,
-    #[serde(default)]
     rstrip: bool,
-    #[serde(default = "yes")]
     normalized: bool,
-    #[serde(default)]
     special: bool,
 }
 
-fn yes() -> bool {
-    true
+impl<'a> AddedToken<'a> {
+    fn from_json(v: J<'a>) -> std::result::Result<Self, &'static str> {
+        let J::Obj(fields) = v else { return Err("added_tokens: an entry is not an object") };
+        let mut t = AddedToken {
+            content: Str(Cow::Borrowed("")),
+            single_word: false,
+            lstrip: false,
+            rstrip: false,
+            normalized: true,
+            special: false,
+        };
+        let mut content = false;
+        for (k, v) in fields {
+            let flag = match &*k {
+                "content" => {
+                    let J::Str(s) = v else { return Err("added_tokens: a content is not a string") };
+                    t.content = Str(s);
+                    content = true;
+                    continue;
+                }
+                "single_word" => &mut t.single_word,
+                "lstrip" => &mut t.lstrip,
+                "rstrip" => &mut t.rstrip,
+                "normalized" => &mut t.normalized,
+                "special" => &mut t.special,
+                _ => continue,
+            };
+            let J::Bool(b) = v else { return Err("added_tokens: a flag (single_word, lstrip, rstrip, normalized, special) is not true or false") };
+            *flag = b;
+        }
+        if !content {
+            return Err("added_tokens: an entry has no content");
+        }
+        Ok(t)
+    }
 }
 
 /// A string borrowed from the JSON text when it has no escapes.
-#[derive(Deserialize, Clone, PartialEq, Eq, Hash)]
-struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Str<'a>(Cow<'a, str>);
 
 impl std::ops::Deref for Str<'_> {
     type Target = str;
@@ -203,12 +370,41 @@ impl std::ops::Deref for Str<'_> {
     }
 }
 
-#[derive(Deserialize)]
 struct Model<'a> {
-    #[serde(rename = "type", default)]
     kind: Option<String>,
-    #[serde(borrow)]
     vocab: ModelVocab<'a>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Model<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Model<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
+                let (mut kind, mut vocab) = (None, None);
+                while let Some(k) = m.next_key::<Key<'a>>()? {
+                    match &*k.0 {
+                        "type" => match m.next_value::<J<'a>>()? {
+                            J::Null => kind = None,
+                            J::Str(s) => kind = Some(s.into_owned()),
+                            _ => return Err(M::Error::custom("model.type: expected a string")),
+                        },
+                        "vocab" => vocab = Some(m.next_value::<ModelVocab<'a>>()?),
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let vocab = vocab.ok_or_else(|| M::Error::custom("model: no vocab"))?;
+                Ok(Model { kind, vocab })
+            }
+            refuse_kinds!("an object (the model)"; bool, num, str, unit, seq);
+        }
+        d.deserialize_any(V(PhantomData))
+    }
 }
 
 /// `model.vocab`: `{token: id}` or `[[piece, score], ...]` (Unigram).
@@ -219,7 +415,7 @@ enum ModelVocab<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for ModelVocab<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        struct V<'a>(PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
             type Value = ModelVocab<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -227,22 +423,33 @@ impl<'de: 'a, 'a> Deserialize<'de> for ModelVocab<'a> {
             }
             fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<Self::Value, M::Error> {
                 let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
-                while let Some((k, v)) = m.next_entry::<Str<'a>, u32>()? {
-                    out.push((k, v));
+                while let Some(k) = m.next_key::<Key<'a>>()? {
+                    let id = match m.next_value::<J<'a>>()? {
+                        J::Uint(x) => u32::try_from(x).ok(),
+                        _ => None,
+                    };
+                    let id = id.ok_or_else(|| M::Error::custom("model.vocab: a token id is not an integer from 0 to 4294967295"))?;
+                    out.push((Str(k.0), id));
                 }
                 Ok(ModelVocab::Map(out))
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> std::result::Result<Self::Value, S::Error> {
-                #[derive(Deserialize)]
-                struct Piece<'a>(#[serde(borrow)] Str<'a>, IgnoredAny);
                 let mut out = Vec::with_capacity(s.size_hint().unwrap_or(0));
-                while let Some(Piece(p, _)) = s.next_element::<Piece<'a>>()? {
-                    out.push(p);
+                while let Some(x) = s.next_element::<J<'a>>()? {
+                    let piece = match x {
+                        J::Arr(mut pair) if pair.len() == 2 => match pair.swap_remove(0) {
+                            J::Str(p) => Some(p),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    out.push(Str(piece.ok_or_else(|| S::Error::custom("model.vocab: an entry is not a [piece, score] pair"))?));
                 }
                 Ok(ModelVocab::List(out))
             }
+            refuse_kinds!("an object {token: id} or a list of [piece, score] pairs"; bool, num, str, unit);
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        d.deserialize_any(V(PhantomData))
     }
 }
 
