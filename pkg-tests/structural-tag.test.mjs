@@ -269,7 +269,7 @@ test('refused by name, never ignored', async () => {
   assert.throws(make({ type: 'sequence', elements: [{ type: 'const_string', value: 'x' }, { type: 'any_tokens' }] }), /format\.elements\[1\]: any_tokens may come right after text/);
   assert.throws(make({ type: 'sequence', elements: [{ type: 'any_tokens' }, { type: 'const_string', value: 'x' }] }), /any_tokens may be followed by text/);
   assert.throws(make({ type: 'tag', begin: { type: 'token', token: CALL }, content: { type: 'token_dispatch', rules: [[THINK, { type: 'token', token: UNTHINK }]] }, end: { type: 'token', token: UNCALL } }), /token_dispatch may be followed by token 151658, which it does not exclude/);
-  assert.throws(make({ type: 'any_tokens', exclude_tokens: ['hello'] }), /token \d+ is text \(not a special token\) that the format names nowhere else/);
+  assert.throws(make({ type: 'any_tokens', exclude_tokens: ['hello'] }), /token \d+ \(excluded or a trigger\) is text \(not a special token\) that the format names nowhere else/);
   assert.throws(make({ type: 'token_triggered_tags', trigger_tokens: [CALL], tags: [{ ...TIME_TAG, end: '</call>' }] }), /token_triggered_tags \(after a tag whose end is text\) may come right after text/);
   assert.throws(make({ type: 'token_triggered_tags', trigger_tokens: [THINK], tags: [TIME_TAG] }), /must be exactly one of trigger_tokens, it is 0/);
   assert.throws(make({ type: 'tag', begin: '<r>', content: { type: 'dispatch', rules: [['<f>', json]] }, end: '</r>' }), /dispatch may be followed by "<\/r>", which holds none of its triggers and excludes/);

@@ -289,7 +289,7 @@ class Gen {
   freeTokens(excluded, prev, follow, where, what) {
     if (!prev) throw fail(`${what} may come right after text (a string, JSON, a regex, free text): xgrammar's token formats start at a token boundary, which grammask's grammar cannot require after text; put a token before it`, where);
     if (follow.any || follow.strings.length) {
-      throw fail(`${what} may be followed by text (${follow.any ? 'free text, JSON or a regex' : JSON.stringify(follow.strings)}): xgrammar's token formats end at a token boundary, which grammask's grammar cannot require before text; put a token after it (a tag whose end is a token), or make it the last element`, where);
+      throw fail(`${what} may be followed by ${follow.any ? 'text or more free tokens (free text, JSON, a regex, a token format that may start with any token)' : `text (${JSON.stringify(follow.strings)})`}: xgrammar's token formats end at a token boundary, which grammask's grammar cannot require before text, and two free regions in a row would be ambiguous; put a token after it (a tag whose end is a token), or make it the last element`, where);
     }
     for (const spec of follow.toks) {
       const id = this.tokenId(spec, where);
@@ -297,7 +297,7 @@ class Gen {
     }
     for (const id of excluded) {
       if (!isSet(this.data.special, id) && !this.named.has(id) && !this.eos.has(id)) {
-        throw fail(`exclude_tokens: token ${id} is text (not a special token) that the format names nowhere else: grammask can refuse a text token only where its grammar names it (everywhere), not in one region`, where);
+        throw fail(`token ${id} (excluded or a trigger) is text (not a special token) that the format names nowhere else as a token: grammask cannot keep it out of this region only (a token is matched by id only if the grammar names it, and then everywhere)`, where);
       }
     }
     const allowed = [...new Set([...this.specials(), ...this.named])]
@@ -323,7 +323,7 @@ class Gen {
   /** The end token of the innermost enclosing tag, if it is a token (xgrammar's DetectEndTokenIds). */
   endToken() {
     const e = this.ends[this.ends.length - 1];
-    return isTokenFormat(e) ? [this.tokenId(e.token, '')] : [];
+    return e && isTokenFormat(e.end) ? [this.tokenId(e.end.token, e.where)] : [];
   }
 
   /**
@@ -520,7 +520,7 @@ class Gen {
     }
     if (f.content === undefined) throw fail('tag.content is missing', where);
     const contentPrev = isTokenFormat(f.begin) || (typeof f.begin === 'string' && f.begin ? false : prev);
-    this.ends.push(f.end);
+    this.ends.push({ end: f.end, where: `${where}.end` });
     let content;
     try {
       content = this.expr(f.content, follow ?? { ...ANY, nullable: false }, `${where}.content`, contentPrev);
