@@ -249,14 +249,52 @@ test('dispatch: free text, a trigger string, its format; excludes end it (xgramm
   assert.throws(() => new StructuredOutputProcessor(tok, { type: 'structural_tag', format: { type: 'dispatch', rules: [['[[', { type: 'const_string', value: 'x]]' }]] } }), /overlap themselves/);
 });
 
+test('qwen_xml: Qwen3-Coder\'s <parameter=NAME> arguments, as xgrammar\'s builtin Qwen-Coder tags write them', async () => {
+  const tok = await tokenizer('qwen3');
+  const tag = (name, content) => ({ type: 'tag', begin: `<tool_call>\n<function=${name}>\n`, content, end: '\n</function>\n</tool_call>' });
+  const fmt = { type: 'triggered_tags', triggers: ['<tool_call>\n<function='], tags: [
+    tag('get_weather', { type: 'json_schema', json_schema: { ...WEATHER, properties: { ...WEATHER.properties, city: { type: 'string' } } }, style: 'qwen_xml' }),
+    tag('get_time', { type: 'qwen_xml_parameter', json_schema: TIME }),
+  ] };
+  const p = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: fmt });
+  const call = (name, body) => `<tool_call>\n<function=${name}>\n${body}\n</function>\n</tool_call>`;
+  const good = [
+    `Let me check.\n${call('get_weather', '<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>')}`,
+    call('get_weather', '<parameter=city>New York</parameter><parameter=unit> celsius </parameter>'),
+    call('get_weather', '<parameter=city>\na <b> </param x\n</parameter>\n\n'),
+    `${call('get_time', '<parameter=timezone>\nEurope/Paris\n</parameter>')} done`,
+    call('get_weather', '<parameter=city>x</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n<parameter=days>7</parameter>'),
+  ];
+  for (const t of good) assert.equal(refused(p.store, ids(tok, t)), null, t);
+  throughProcessor(new StructuredOutputProcessor(tok, { type: 'structural_tag', format: fmt }), ids(tok, good[0]), IM_END);
+  const bad = {
+    'a missing required parameter': call('get_weather', '<parameter=days>\n3\n</parameter>'),
+    'a range violation': call('get_weather', '<parameter=city>\nParis\n</parameter>\n<parameter=days>\n9\n</parameter>'),
+    'an enum violation': call('get_weather', '<parameter=city>\nParis\n</parameter>\n<parameter=unit>\nkelvin\n</parameter>'),
+    'an unknown parameter': call('get_time', '<parameter=timezone>\nUTC\n</parameter>\n<parameter=x>\n1\n</parameter>'),
+    'parameters out of their declared order': call('get_weather', '<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=unit>\ncelsius\n</parameter>'),
+    'a parameter twice': call('get_weather', '<parameter=city>\nParis\n</parameter>\n<parameter=city>\nRome\n</parameter>'),
+    'JSON instead of XML': call('get_time', '{"timezone": "UTC"}'),
+  };
+  for (const [what, t] of Object.entries(bad)) assert.notEqual(refused(p.store, ids(tok, t)), null, what);
+  // Refused by name: what the style cannot reproduce exactly.
+  const make = (format) => () => new StructuredOutputProcessor(tok, { type: 'structural_tag', format });
+  const q = (json_schema, extra) => ({ type: 'json_schema', json_schema, style: 'qwen_xml', ...extra });
+  assert.throws(make(q({ type: 'object', properties: { a: { type: 'object' } } })), /property "a": the type "object" is refused/);
+  assert.throws(make(q({ type: 'object', properties: { a: { type: 'string', maxLength: 3 } } })), /property "a": the keyword "maxLength" is refused/);
+  assert.throws(make(q({ type: 'object', properties: {}, additionalProperties: true })), /additionalProperties is refused unless false/);
+  assert.throws(make(q({ type: 'object', properties: { a: { enum: [' x'] } } })), /the value " x" is refused/);
+  assert.throws(make({ ...q(TIME), style: 'minimax_xml' }), /style "minimax_xml" is refused/);
+  assert.throws(make({ type: 'sequence', elements: [q(TIME), { type: 'const_string', value: '\nend' }] }), /may be followed by "\\nend", which starts with whitespace/);
+});
+
 test('refused by name, never ignored', async () => {
   const tok = await tokenizer('qwen3');
   const make = (format) => () => new StructuredOutputProcessor(tok, { type: 'structural_tag', format });
   const json = { type: 'json_schema', json_schema: TIME };
   assert.throws(make({ type: 'grammar', grammar: 'root ::= "a"' }), /"grammar" is refused: an EBNF grammar/);
   assert.throws(make({ type: 'exclude_token', exclude_tokens: [1] }), /"exclude_token" is refused: exactly one token/);
-  assert.throws(make({ type: 'qwen_xml_parameter', json_schema: TIME }), /"qwen_xml_parameter" is refused/);
-  assert.throws(make({ ...json, style: 'qwen_xml' }), /style "qwen_xml" is refused/);
+  assert.throws(make({ ...json, style: 'glm_xml' }), /style "glm_xml" is refused: only "json" and "qwen_xml"/);
   assert.throws(make({ ...json, any_order: true }), /any_order is refused/);
   assert.throws(make({ type: 'any_text', max_tokens: 10 }), /any_text\.max_tokens is refused/);
   assert.throws(make({ type: 'any_tokens', max_tokens: 10 }), /any_tokens\.max_tokens is refused/);

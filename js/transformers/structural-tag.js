@@ -18,7 +18,6 @@ function fail(msg, where) {
 // The formats grammask refuses, by name, and why.
 const REFUSED = {
   grammar: 'an EBNF grammar cannot be embedded in the Lark grammar grammask builds (a whole EBNF grammar is the response format { type: \'ebnf\', grammar })',
-  qwen_xml_parameter: 'XML-style arguments are not supported (only JSON: json_schema with style "json")',
   exclude_token: 'exactly one token, whatever its text, cannot be expressed: grammask\'s grammars constrain the text and the tokens they name, not how the text is split into tokens (any_tokens, zero or more tokens, is supported)',
 };
 
@@ -26,6 +25,7 @@ const REFUSED = {
 const FIELDS = {
   const_string: ['value'],
   json_schema: ['json_schema', 'style', 'any_order'],
+  qwen_xml_parameter: ['json_schema', 'style', 'any_order'],
   regex: ['pattern'],
   any_text: ['excludes'],
   sequence: ['elements'],
@@ -196,6 +196,11 @@ const hex = (c) => {
 const classChar = (c) => (/[A-Za-z0-9 ]/.test(c) ? c : /[!-/:-@[-`{-~]/.test(c) ? `\\${c}` : hex(c));
 /** A Lark string literal. */
 export const lit = (s) => JSON.stringify(s);
+/** A string as literal text inside a Lark (Python re) regex. */
+const rxLit = (s) => s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&').replace(/\n/g, '\\n').replace(/\t/g, '\\t')
+  .replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+const startsWithSpace = (s) => /^[ \t\n]/.test(s);
+const isQwenXml = (f) => f !== null && typeof f === 'object' && (f.type === 'qwen_xml_parameter' || (f.type === 'json_schema' && f.style === 'qwen_xml'));
 
 /** The Aho-Corasick automaton of `strings`: nodes { next: Map, fail, depth, out: [lengths] }. */
 function automaton(strings) {
@@ -398,13 +403,19 @@ class Gen {
       case 'const_string':
         if (typeof f.value !== 'string') throw fail('const_string.value must be a string', where);
         return f.value ? lit(f.value) : '';
-      case 'json_schema': {
-        if (f.style !== undefined && f.style !== 'json') throw fail(`json_schema.style ${JSON.stringify(f.style)} is refused: only "json" is supported`, where);
-        if (f.any_order) throw fail('json_schema.any_order is refused: properties are in their declared order', where);
+      case 'json_schema': case 'qwen_xml_parameter': {
+        // qwen_xml_parameter is json_schema with style "qwen_xml" (xgrammar ignores its style).
+        const style = type === 'qwen_xml_parameter' ? 'qwen_xml' : f.style ?? 'json';
+        if (style !== 'json' && style !== 'qwen_xml') throw fail(`json_schema.style ${JSON.stringify(f.style)} is refused: only "json" and "qwen_xml" are supported`, where);
+        if (f.any_order) throw fail(`${type}.any_order is refused: properties are in their declared order`, where);
         let s = f.json_schema;
         if (s === true) s = {};
-        if (s === null || typeof s !== 'object' || Array.isArray(s)) throw fail('json_schema.json_schema must be a JSON Schema object (or true)', where);
-        return `%json ${JSON.stringify(s)}`;
+        if (s === null || typeof s !== 'object' || Array.isArray(s)) throw fail(`${type}.json_schema must be a JSON Schema object (or true)`, where);
+        if (style === 'json') return `%json ${JSON.stringify(s)}`;
+        if (follow.any) throw fail(`${type} with style "qwen_xml" may be followed by free text, JSON or a regex: where its whitespace ends would be ambiguous; put a string or a token after it`, where);
+        const sp = follow.strings.find(startsWithSpace);
+        if (sp !== undefined && !this.qwenEnd) throw fail(`${type} with style "qwen_xml" may be followed by ${JSON.stringify(sp)}, which starts with whitespace: grammask can split its trailing whitespace from that only at the end of the tag it is the content of`, where);
+        return this.qwenXml(s, where);
       }
       case 'regex': {
         if (typeof f.pattern !== 'string' || !f.pattern) throw fail('regex.pattern must be a non-empty string', where);
@@ -510,7 +521,15 @@ class Gen {
       throw fail(`tag.${k} must be a string or { type: 'token', token }`, where);
     };
     let end, follow;
-    if (Array.isArray(f.end)) {
+    // Content in the qwen_xml style ends with whitespace ([ \t\n]*): an end
+    // string that starts with whitespace takes that run too (one regex, so
+    // the longest match splits it where xgrammar's grammar can).
+    const ends = [].concat(f.end);
+    const qwenEnd = isQwenXml(f.content) && ends.length > 0 && ends.every((e) => typeof e === 'string' && e) && ends.some(startsWithSpace);
+    if (qwenEnd) {
+      end = `/[ \\t\\n]*(?:${ends.map(rxLit).join('|')})/`;
+      follow = STR(ends);
+    } else if (Array.isArray(f.end)) {
       if (f.end.length === 0 || f.end.some((s) => typeof s !== 'string' || !s)) throw fail('tag.end, a list, must hold non-empty strings', where);
       end = f.end.length === 1 ? lit(f.end[0]) : `(${f.end.map(lit).join(' | ')})`;
       follow = STR(f.end);
@@ -521,10 +540,11 @@ class Gen {
     if (f.content === undefined) throw fail('tag.content is missing', where);
     const contentPrev = isTokenFormat(f.begin) || (typeof f.begin === 'string' && f.begin ? false : prev);
     this.ends.push({ end: f.end, where: `${where}.end` });
+    this.qwenEnd = qwenEnd;
     let content;
     try {
       content = this.expr(f.content, follow ?? { ...ANY, nullable: false }, `${where}.content`, contentPrev);
-    } finally { this.ends.pop(); }
+    } finally { this.ends.pop(); this.qwenEnd = false; }
     return [edge(f.begin, 'begin'), content, end].filter(Boolean).join(' ');
   }
 
@@ -546,6 +566,71 @@ class Gen {
     const text = this.freeText([...triggers, ...ex, ...this.stops(follow, where)], [...begins, ...follow.strings], where);
     const loop = f.stop_after_first ? `${text} ${any}?` : `${text} (${any} ${text})*`;
     return f.at_least_one ? `${any} ${loop}` : loop;
+  }
+
+  /**
+   * xgrammar's qwen_xml style (Qwen3-Coder's arguments): the object's
+   * properties, in their declared order (the required ones present), each
+   * `<parameter=NAME>VALUE</parameter>`, whitespace ([ \n\t]*) before, between
+   * and after them. A string is raw text without `</parameter>`; an enum or
+   * const is its raw value (a string unquoted, else its JSON), and an integer,
+   * number, boolean or null its JSON, with whitespace around. Only what this
+   * reproduces exactly is read; other keywords are refused by name.
+   */
+  qwenXml(schema, where) {
+    const bad = (msg) => fail(`json_schema with style "qwen_xml": ${msg}`, where);
+    const ANNOTATIONS = ['title', 'description', '$schema', '$comment', 'examples', 'default'];
+    const only = (o, keys, what) => {
+      for (const k of Object.keys(o)) {
+        if (!keys.includes(k) && !ANNOTATIONS.includes(k)) throw bad(`${what}: the keyword ${JSON.stringify(k)} is refused (supported: an object's properties, required and additionalProperties: false; a property's type string, integer (minimum, maximum), number, boolean or null, or enum / const)`);
+      }
+    };
+    only(schema, ['type', 'properties', 'required', 'additionalProperties'], 'the schema');
+    if (schema.type !== undefined && schema.type !== 'object') throw bad('the schema must be an object schema (type "object")');
+    if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) throw bad('additionalProperties is refused unless false (xgrammar\'s default in structural tags)');
+    const props = schema.properties ?? {};
+    if (props === null || typeof props !== 'object' || Array.isArray(props)) throw bad('properties must be an object');
+    const required = schema.required ?? [];
+    if (!Array.isArray(required) || required.some((r) => typeof r !== 'string')) throw bad('required must be an array of names');
+    for (const r of required) if (!Object.hasOwn(props, r)) throw bad(`the required property ${JSON.stringify(r)} is not in properties`);
+    const WS = '/[ \\t\\n]+/?';
+    const value = (ps, name) => {
+      const what = `property ${JSON.stringify(name)}`;
+      if (ps === null || typeof ps !== 'object' || Array.isArray(ps)) throw bad(`${what}: its schema must be an object`);
+      if (ps.enum !== undefined || ps.const !== undefined) {
+        only(ps, ['enum', 'const', 'type'], what);
+        if (ps.enum !== undefined && ps.const !== undefined) throw bad(`${what}: enum and const together are refused`);
+        const vals = ps.const !== undefined ? [ps.const] : ps.enum;
+        if (!Array.isArray(vals) || vals.length === 0) throw bad(`${what}: enum must be a non-empty array`);
+        const texts = vals.map((v) => {
+          if (v !== null && typeof v === 'object') throw bad(`${what}: object and array enum values are refused`);
+          if (ps.type !== undefined && ps.type !== (v === null ? 'null' : Number.isInteger(v) && ps.type === 'integer' ? 'integer' : typeof v === 'number' ? 'number' : typeof v)) throw bad(`${what}: an enum value of another type than ${JSON.stringify(ps.type)} is refused`);
+          const t = typeof v === 'string' ? v : JSON.stringify(v);
+          if (!t || /^[ \t\n]|[ \t\n]$/.test(t) || t.includes('</parameter>')) throw bad(`${what}: the value ${JSON.stringify(v)} is refused (empty, with whitespace at an end, or holding </parameter>: where it starts or ends would be ambiguous)`);
+          return t;
+        });
+        return `${WS} ${this.rule('xval', [...new Set(texts)].map(lit).join(' | '))} ${WS}`;
+      }
+      if (ps.type === 'string') {
+        only(ps, ['type'], what);
+        return this.freeText(['</parameter>'], ['</parameter>'], where);
+      }
+      if (ps.type === 'integer') {
+        only(ps, ['type', 'minimum', 'maximum'], what);
+        for (const k of ['minimum', 'maximum']) if (ps[k] !== undefined && !Number.isSafeInteger(ps[k])) throw bad(`${what}: ${k} must be an integer`);
+        return `${WS} %json ${JSON.stringify(ps)} ${WS}`;
+      }
+      if (['number', 'boolean', 'null'].includes(ps.type)) {
+        only(ps, ['type'], what);
+        return `${WS} %json ${JSON.stringify({ type: ps.type })} ${WS}`;
+      }
+      throw bad(`${what}: ${ps.type === undefined ? 'a schema without a type' : `the type ${JSON.stringify(ps.type)}`} is refused (objects and arrays inside would be JSON with xgrammar's free whitespace, which grammask's JSON does not take)`);
+    };
+    const items = Object.entries(props).map(([name, ps]) => {
+      const p = this.rule('xparam', `${lit(`<parameter=${name}>`)} ${value(ps, name)} ${lit('</parameter>')} ${WS}`);
+      return required.includes(name) ? p : `${p}?`;
+    });
+    return [WS, ...items].join(' ');
   }
 
   /** xgrammar's dispatch rules: [[trigger, format], ...], for dispatch and token_dispatch. */
