@@ -191,16 +191,18 @@ export interface ToolsResponseFormat {
 
 /**
  * One format of a structural tag (xgrammar's structural-tag JSON; docs/js-api.md,
- * "Structural tags"). Supported: const_string, json_schema (style 'json'),
+ * "Structural tags"). Supported: const_string, json_schema (style 'json', or
+ * 'qwen_xml' for the schemas it reproduces exactly), qwen_xml_parameter,
  * regex, any_text (excludes), sequence, or, optional, plus, star, repeat, tag,
  * token, triggered_tags, tags_with_separator, dispatch, any_tokens
  * (exclude_tokens), token_triggered_tags, token_dispatch. Refused by name:
- * grammar, exclude_token, qwen_xml_parameter, other styles, any_order,
- * max_tokens, max_chars, max_whitespace_cnt.
+ * grammar, exclude_token, the other styles, any_order, max_tokens,
+ * max_chars, max_whitespace_cnt.
  */
 export type StructuralTagFormat =
   | { type: 'const_string'; value: string }
-  | { type: 'json_schema'; json_schema: object | true; style?: 'json' }
+  | { type: 'json_schema'; json_schema: object | true; style?: 'json' | 'qwen_xml' }
+  | { type: 'qwen_xml_parameter'; json_schema: object }
   | { type: 'regex'; pattern: string }
   | { type: 'any_text'; excludes?: string[] }
   | { type: 'sequence' | 'or'; elements: StructuralTagFormat[] }

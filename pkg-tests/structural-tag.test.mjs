@@ -285,6 +285,7 @@ test('qwen_xml: Qwen3-Coder\'s <parameter=NAME> arguments, as xgrammar\'s builti
   assert.throws(make(q({ type: 'object', properties: {}, additionalProperties: true })), /additionalProperties is refused unless false/);
   assert.throws(make(q({ type: 'object', properties: { a: { enum: [' x'] } } })), /the value " x" is refused/);
   assert.throws(make({ ...q(TIME), style: 'minimax_xml' }), /style "minimax_xml" is refused/);
+  assert.throws(make(q({ properties: { a: { type: 'string' } } })), /the schema must be an object schema/);
   assert.throws(make({ type: 'sequence', elements: [q(TIME), { type: 'const_string', value: '\nend' }] }), /may be followed by "\\nend", which starts with whitespace/);
 });
 
