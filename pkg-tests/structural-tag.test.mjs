@@ -254,7 +254,7 @@ test('qwen_xml: Qwen3-Coder\'s <parameter=NAME> arguments, as xgrammar\'s builti
   const tag = (name, content) => ({ type: 'tag', begin: `<tool_call>\n<function=${name}>\n`, content, end: '\n</function>\n</tool_call>' });
   const fmt = { type: 'triggered_tags', triggers: ['<tool_call>\n<function='], tags: [
     tag('get_weather', { type: 'json_schema', json_schema: { ...WEATHER, properties: { ...WEATHER.properties, city: { type: 'string' } } }, style: 'qwen_xml' }),
-    tag('get_time', { type: 'qwen_xml_parameter', json_schema: TIME }),
+    tag('get_time', { type: 'qwen_xml_parameter', json_schema: { properties: TIME.properties, required: TIME.required } }), // no type: an object, as in xgrammar
   ] };
   const p = new StructuredOutputProcessor(tok, { type: 'structural_tag', format: fmt });
   const call = (name, body) => `<tool_call>\n<function=${name}>\n${body}\n</function>\n</tool_call>`;
@@ -285,7 +285,8 @@ test('qwen_xml: Qwen3-Coder\'s <parameter=NAME> arguments, as xgrammar\'s builti
   assert.throws(make(q({ type: 'object', properties: {}, additionalProperties: true })), /additionalProperties is refused unless false/);
   assert.throws(make(q({ type: 'object', properties: { a: { enum: [' x'] } } })), /the value " x" is refused/);
   assert.throws(make({ ...q(TIME), style: 'minimax_xml' }), /style "minimax_xml" is refused/);
-  assert.throws(make(q({ properties: { a: { type: 'string' } } })), /the schema must be an object schema/);
+  assert.throws(make(q({ required: [] })), /the schema must be an object schema/);
+  assert.throws(make(q({ type: 'string' })), /the schema must be an object schema/);
   assert.throws(make({ type: 'sequence', elements: [q(TIME), { type: 'const_string', value: '\nend' }] }), /may be followed by "\\nend", which starts with whitespace/);
 });
 

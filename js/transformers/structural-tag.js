@@ -586,7 +586,7 @@ class Gen {
       }
     };
     only(schema, ['type', 'properties', 'required', 'additionalProperties'], 'the schema');
-    if (schema.type !== 'object') throw bad('the schema must be an object schema (type "object"; xgrammar reads a schema without a type as any parameters)');
+    if (schema.type !== 'object' && !(schema.type === undefined && schema.properties !== undefined)) throw bad('the schema must be an object schema (type "object", or properties; xgrammar reads a schema with neither as any parameters)');
     if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) throw bad('additionalProperties is refused unless false (xgrammar\'s default in structural tags)');
     const props = schema.properties ?? {};
     if (props === null || typeof props !== 'object' || Array.isArray(props)) throw bad('properties must be an object');
