@@ -191,15 +191,18 @@ export interface ToolsResponseFormat {
 
 /**
  * One format of a structural tag (xgrammar's structural-tag JSON; docs/js-api.md,
- * "Structural tags"). Supported: const_string, json_schema (style 'json'),
+ * "Structural tags"). Supported: const_string, json_schema (style 'json', or
+ * 'qwen_xml' for the schemas it reproduces exactly), qwen_xml_parameter,
  * regex, any_text (excludes), sequence, or, optional, plus, star, repeat, tag,
- * token, triggered_tags, tags_with_separator. Refused by name: grammar,
- * dispatch, token_dispatch, token_triggered_tags, exclude_token, any_tokens,
- * qwen_xml_parameter, other styles, any_order, max_tokens, max_chars.
+ * token, triggered_tags, tags_with_separator, dispatch, any_tokens
+ * (exclude_tokens), token_triggered_tags, token_dispatch. Refused by name:
+ * grammar, exclude_token, the other styles, any_order, max_tokens,
+ * max_chars, max_whitespace_cnt.
  */
 export type StructuralTagFormat =
   | { type: 'const_string'; value: string }
-  | { type: 'json_schema'; json_schema: object | true; style?: 'json' }
+  | { type: 'json_schema'; json_schema: object | true; style?: 'json' | 'qwen_xml' }
+  | { type: 'qwen_xml_parameter'; json_schema: object }
   | { type: 'regex'; pattern: string }
   | { type: 'any_text'; excludes?: string[] }
   | { type: 'sequence' | 'or'; elements: StructuralTagFormat[] }
@@ -208,7 +211,11 @@ export type StructuralTagFormat =
   | StructuralTagTag
   | { type: 'token'; token: number | string }
   | { type: 'triggered_tags'; triggers: string[]; tags: StructuralTagTag[]; at_least_one?: boolean; stop_after_first?: boolean; excludes?: string[] }
-  | { type: 'tags_with_separator'; tags: StructuralTagTag[]; separator: string; at_least_one?: boolean; stop_after_first?: boolean };
+  | { type: 'tags_with_separator'; tags: StructuralTagTag[]; separator: string; at_least_one?: boolean; stop_after_first?: boolean }
+  | { type: 'dispatch'; rules: [string, StructuralTagFormat][]; loop?: boolean; excludes?: string[] }
+  | { type: 'any_tokens'; exclude_tokens?: (number | string)[] }
+  | { type: 'token_triggered_tags'; trigger_tokens: (number | string)[]; tags: StructuralTagTag[]; exclude_tokens?: (number | string)[]; at_least_one?: boolean; stop_after_first?: boolean }
+  | { type: 'token_dispatch'; rules: [number | string, StructuralTagFormat][]; loop?: boolean; exclude_tokens?: (number | string)[] };
 
 /** `begin content end`; a begin or end is text, or a token (`{ type: 'token', token }`). */
 export interface StructuralTagTag {

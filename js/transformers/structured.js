@@ -137,7 +137,7 @@ export class StructuredOutputProcessor {
     } else if (responseFormat?.type === 'structural_tag') {
       // Structural tags (xgrammar / web-llm): a Lark grammar (structural-tag.js),
       // compiled strict: a conflict is an error, never settled silently.
-      closure.structuralTag = structuralTagGrammar(responseFormat, tokenData(vocab));
+      closure.structuralTag = structuralTagGrammar(responseFormat, tokenData(vocab), vocab.eosTokenIds);
       format = { type: 'lark', grammar: closure.structuralTag.grammar };
       delete compileOptions.whitespace;
       delete compileOptions.maxWhitespace;
@@ -202,5 +202,6 @@ export class StructuredOutputProcessor {
  * 'lark', grammar }, { strict: true })` outside transformers.js.
  */
 export function structuralTagToLark(tokenizer, responseFormat) {
-  return structuralTagGrammar(responseFormat, tokenData(vocabFor(tokenizer))).grammar;
+  const vocab = vocabFor(tokenizer);
+  return structuralTagGrammar(responseFormat, tokenData(vocab), vocab.eosTokenIds).grammar;
 }
