@@ -72,7 +72,7 @@ pub fn to_cfg(schema: &Value, opts: &SchemaOptions) -> Result<SchemaGrammar> {
 /// embedding into another grammar).
 pub fn to_cfg_prefixed(schema: &Value, opts: &SchemaOptions, prefix: &str) -> Result<SchemaGrammar> {
     let layout = layout(schema, opts)?;
-    let mut ir = ir::Ir::new(schema, &opts.refs, opts.clone(), disjoint::one_of_as_any_of)?;
+    let mut ir = ir::Ir::new(schema, &opts.refs, opts.clone(), disjoint::one_of_disjoint)?;
     let root = ir.schema_loc(schema)?;
     let cfg = gen::Gen::new(&mut ir, &layout, prefix)?.run(&vec![root])?;
     Ok(SchemaGrammar { cfg, warnings: ir.warnings })
