@@ -997,13 +997,8 @@ impl<'a, 'i> Gen<'a, 'i> {
             for (k, (l, ptr)) in langs.iter().enumerate() {
                 if sub >> (np + k) & 1 == 1 {
                     all.extend(l.iter().cloned());
-                } else if l.len() == 1 {
-                    none.push(l[0].clone());
                 } else {
-                    return Err(err!(
-                        Schema,
-                        "JSON Schema: unsupported keyword `propertyNames` at {ptr}: in a union of objects whose property names differ, a name schema with several constraints cannot be complemented"
-                    ));
+                    none.push(conj_regex(l).map_err(|e| err!(Limit, "JSON Schema: propertyNames at {ptr}: {e}"))?);
                 }
             }
             if (sub != 0 || !none.is_empty() && np > 0 || !langs.is_empty()) && !self.nonempty(&all, &none)? {

@@ -180,7 +180,7 @@ pub type OneOfPolicy = fn(&mut Ir<'_>, Loc, &[Loc]) -> Result<bool>;
 
 /// Most atoms (conjunctions) one value's `not`/`if`/`oneOf` condition may
 /// combine (its truth table has 2^n rows).
-pub const MAX_LOGIC_ATOMS: usize = 8;
+pub const MAX_LOGIC_ATOMS: usize = 10;
 /// Most formula nodes built for one schema's `not`/`if`/`oneOf` conditions.
 const MAX_LOGIC_WORK: usize = 4096;
 
@@ -682,6 +682,12 @@ impl<'a> Ir<'a> {
             }
             let masks: Vec<u64> = (0..1u64 << atoms.len()).filter(|&m| f.eval(&atoms, m)).collect();
             let mono = masks.iter().all(|&m| (0..atoms.len()).all(|i| masks.binary_search(&(m | 1 << i)).is_ok()));
+            // Rows no value can have (the atoms it satisfies share no type).
+            let mut types = Vec::new();
+            for &c in &atoms {
+                types.push(self.merged(c)?.eff_types());
+            }
+            let masks: Vec<u64> = masks.into_iter().filter(|&m| (0..atoms.len()).filter(|i| m >> i & 1 == 1).fold(T_ALL, |t, i| t & types[i]) != 0).collect();
             Logic { atoms, masks: Some(masks.into()), mono }
         };
         let rc = std::rc::Rc::new(lg);
@@ -700,13 +706,30 @@ impl<'a> Ir<'a> {
         let d = self.dnf(set)?;
         let mut alts = Vec::new();
         for &c in d.iter() {
-            let mut parts = vec![F::Atom(c)];
+            // The atom: the nodes that constrain by themselves (applicators
+            // and annotations dropped), so equal conjunctions meet.
+            let own: Set = self.conjs[c as usize].clone().into_iter().filter(|&l| !self.only_applies(l)).collect();
+            let mut parts = vec![F::Atom(self.conj(own)?)];
             for l in self.conjs[c as usize].clone() {
                 parts.extend(self.items(l, depth + 1)?);
             }
             alts.push(F::And(parts));
         }
         Ok(F::Or(alts))
+    }
+
+    /// Whether node `l` only applies other schemas or annotates (it
+    /// constrains nothing by its own keywords).
+    fn only_applies(&self, l: Loc) -> bool {
+        const APPLY: &[&str] = &[
+            "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref", "$defs", "definitions", "title", "description",
+            "$comment", "$schema", "$id", "$anchor", "examples", "default",
+        ];
+        match &self.nodes[l as usize] {
+            Node::Schema { v: Value::Bool(true), .. } => true,
+            Node::Schema { v: Value::Object(m), .. } => self.is_ref_only(l) || m.keys().all(|k| APPLY.contains(&k.as_str())),
+            _ => false,
+        }
     }
 
     /// The conditions node `l` adds: `not`, `if`/`then`/`else` (draft-07
