@@ -361,6 +361,12 @@ fn logic_by_complement() {
     let e = to_cfg(&json!({"allOf": [s.clone(), {"not": s.clone()}]}), &SchemaOptions::default()).unwrap_err();
     assert!(e.message().contains("unsatisfiable"), "{e:?}");
     c(json!({"anyOf": [s.clone(), {"not": s}]}), &["{\"a\":\"x\"}", "{\"a\":\"xyz\"}", "{\"a\":1,\"b\":[1]}", "{\"b\":[\"x\"]}", "{\"a\":\"x\",\"b\":[1.5]}", "1", "[]"], &[]);
+    // Recursion through a property; cycles through `not`/`oneOf` alone are a named limit.
+    c(json!({"properties": {"x": {"not": {"$ref": "#"}}}}), &["{}", "{\"x\":{\"x\":1}}"], &["{\"x\":1}", "{\"x\":{}}"]);
+    for s in [json!({"not": {"$ref": "#"}}), json!({"$defs": {"a": {"oneOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}, "$ref": "#/$defs/a"})] {
+        let e = to_cfg(&s, &SchemaOptions::default()).unwrap_err();
+        assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("not/if/oneOf at #"), "{s}: {e:?}");
+    }
     // Out of schema order, a negated member is not taken as failed.
     c(json!({"not": {"properties": {"a": {}, "b": {}}, "required": ["a", "b"]}}), &["{\"a\":1}", "{\"b\":1}"], &["{\"a\":1,\"b\":2}", "{\"b\":1,\"a\":2}"]);
 }
