@@ -213,9 +213,11 @@ pub struct Gen<'a, 'i> {
     class_lists: Vec<Rc<Vec<KeyClass>>>,
     /// Prefix of every name (so grammars can be merged).
     prefix: String,
-    strict: HashMap<Vec<ConjId>, Rc<Strict>>,
+    /// Strict members per conjunction list: an index into `strict_lists`.
+    strict: HashMap<Vec<ConjId>, u32>,
+    strict_lists: Vec<Rc<Strict>>,
     /// The schema's key order ([`super::key_rank`]), once needed.
-    rank: Option<std::collections::HashMap<String, usize>>,
+    rank: Option<HashMap<String, usize>>,
 }
 
 /// A memo per conjunction: conjunction ids are dense, so a vector (less
@@ -259,6 +261,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             class_lists: Vec::new(),
             prefix: prefix.to_string(),
             strict: HashMap::default(),
+            strict_lists: Vec::new(),
             rank: None,
         };
         let lit = |g: &mut Self, t: &str| g.literal(t);
@@ -614,8 +617,8 @@ impl<'a, 'i> Gen<'a, 'i> {
     /// schema's key order, and each member's rules over that order (so a
     /// member fails by what the object holds, never by its key order).
     fn strict_infos(&mut self, list: &List) -> Result<Rc<Strict>> {
-        if let Some(s) = self.strict.get(&list[..]) {
-            return Ok(s.clone());
+        if let Some(&k) = self.strict.get(&list[..]) {
+            return Ok(self.strict_lists[k as usize].clone());
         }
         let mut keys: Vec<String> = Vec::new();
         for &c in list.iter() {
@@ -628,14 +631,19 @@ impl<'a, 'i> Gen<'a, 'i> {
             }
         }
         let root = self.ir.root;
-        let rank = self.rank.get_or_insert_with(|| super::key_rank(root));
-        keys.sort_by_key(|k| rank.get(k).copied().unwrap_or(usize::MAX));
+        let rank = self.rank.get_or_insert_with(|| super::rank_of(root));
+        let order = crate::sort::order_by(keys.len(), &mut |a, b| {
+            let r = |k: &String| rank.get(k).copied().unwrap_or(usize::MAX);
+            r(&keys[a]).cmp(&r(&keys[b]))
+        });
+        let keys: Vec<String> = order.iter().map(|&i| keys[i as usize].clone()).collect();
         let mut infos = Vec::new();
         for &c in list.iter() {
             infos.push(if self.merged(c)?.gen_types() & T_OBJ != 0 { Some(Rc::new(self.build_obj_info(c, Some(&keys))?)) } else { None });
         }
         let s = Rc::new(Strict { keys, infos });
-        self.strict.insert(list.to_vec(), s.clone());
+        self.strict.insert(list.to_vec(), self.strict_lists.len() as u32);
+        self.strict_lists.push(s.clone());
         Ok(s)
     }
 

@@ -264,9 +264,12 @@ pub struct Ir<'a> {
     key_dfas: HashMap<String, usize>,
     dfa_list: Vec<crate::regex::lang::Dfa>,
     one_of: OneOfPolicy,
-    /// oneOf owner → whether it is expanded like anyOf (proved disjoint).
-    one_of_ok: HashMap<Loc, bool>,
-    logic_memo: HashMap<Set, std::rc::Rc<Logic>>,
+    /// Per node: 0 not asked, 1 its oneOf is not expanded (or being
+    /// proved), 2 expanded like anyOf (proved disjoint).
+    one_of_ok: Vec<u8>,
+    /// Set → index into `logic_list` (the map type of `dnf_memo`).
+    logic_memo: HashMap<Set, u32>,
+    logic_list: Vec<std::rc::Rc<Logic>>,
     logic_work: usize,
 }
 
@@ -301,8 +304,9 @@ impl<'a> Ir<'a> {
             key_dfas: HashMap::default(),
             dfa_list: Vec::new(),
             one_of,
-            one_of_ok: HashMap::default(),
+            one_of_ok: Vec::new(),
             logic_memo: HashMap::default(),
+            logic_list: Vec::new(),
             logic_work: 0,
         };
         ir.false_loc = ir.nodes.len() as Loc;
@@ -645,13 +649,17 @@ impl<'a> Ir<'a> {
     /// Whether the `oneOf` of `owner` is expanded like `anyOf` (memoized; a
     /// cycle back to it while proving counts as not proved).
     fn one_of_expands(&mut self, owner: Loc, branches: &[Loc]) -> Result<bool> {
-        if let Some(&b) = self.one_of_ok.get(&owner) {
-            return Ok(b);
+        let i = owner as usize;
+        if self.one_of_ok.len() <= i {
+            self.one_of_ok.resize(i + 1, 0);
         }
-        self.one_of_ok.insert(owner, false);
+        if self.one_of_ok[i] != 0 {
+            return Ok(self.one_of_ok[i] == 2);
+        }
+        self.one_of_ok[i] = 1;
         let policy = self.one_of;
         let b = policy(self, owner, branches)?;
-        self.one_of_ok.insert(owner, b);
+        self.one_of_ok[i] = 1 + b as u8;
         Ok(b)
     }
 
@@ -659,8 +667,8 @@ impl<'a> Ir<'a> {
     /// `not`, `if`/`then`/`else` and the `oneOf`s not expanded, as a truth
     /// table over the conjunctions involved ([`Logic`]).
     pub fn logic(&mut self, set: &[Loc]) -> Result<std::rc::Rc<Logic>> {
-        if let Some(l) = self.logic_memo.get(set) {
-            return Ok(l.clone());
+        if let Some(&l) = self.logic_memo.get(set) {
+            return Ok(self.logic_list[l as usize].clone());
         }
         let d = self.dnf(set)?;
         let mut plain = true;
@@ -691,7 +699,8 @@ impl<'a> Ir<'a> {
             Logic { atoms, masks: Some(masks.into()), mono }
         };
         let rc = std::rc::Rc::new(lg);
-        self.logic_memo.insert(set.to_vec(), rc.clone());
+        self.logic_memo.insert(set.to_vec(), self.logic_list.len() as u32);
+        self.logic_list.push(rc.clone());
         Ok(rc)
     }
 
