@@ -437,9 +437,11 @@ impl<'a, 'i> Gen<'a, 'i> {
         // Scalars.
         let terms = match target {
             Target::In(m) => {
+                // The members whose failing some row needs.
+                let neg = (0..list.len()).filter(|&i| m.iter().any(|&s| s >> i & 1 == 0 && m.binary_search(&(s | 1 << i)).is_err())).fold(0u64, |a, i| a | 1 << i);
                 let mut v = Vec::new();
                 for &s in m.iter() {
-                    v.extend(self.exact_term(list, s, true)?);
+                    v.extend(self.exact_term(list, s, true, neg)?);
                 }
                 v
             }
@@ -534,15 +536,16 @@ impl<'a, 'i> Gen<'a, 'i> {
                 }
                 Ok(Some(self.set_term(all, vec![], "SCALAR")))
             }
-            Target::Exact(s) => self.exact_term(list, *s, false),
+            Target::Exact(s) => self.exact_term(list, *s, false, 0),
             Target::In(_) => Ok(None),
         }
     }
 
     /// The scalar terminal of the values that satisfy exactly the members
     /// in `s` (`canon`: where some member is complemented, only canonical
-    /// texts, so a text outside a member's language is a value outside it).
-    fn exact_term(&mut self, list: &List, s: u64, canon: bool) -> Result<Option<TerminalId>> {
+    /// texts, so a text outside a member's language is a value outside it;
+    /// `neg`: the members a row needs failed, which may not hold a format).
+    fn exact_term(&mut self, list: &List, s: u64, canon: bool, neg: u64) -> Result<Option<TerminalId>> {
         let mut langs = Vec::new();
         for &c in list.iter() {
             langs.push(self.scalar_of(c)?);
@@ -579,8 +582,11 @@ impl<'a, 'i> Gen<'a, 'i> {
                 continue;
             }
             let mut negated = false;
-            for l in &outs {
+            for (i, l) in (0..list.len()).filter(|i| s >> i & 1 == 0).zip(&outs) {
                 if let Some(v) = pick(l) {
+                    if neg >> i & 1 == 1 && get == 1 {
+                        Self::no_format(&*self.merged(list[i])?, "")?;
+                    }
                     none.push(conj_regex(&v).map_err(|e| err!(Limit, "JSON Schema: the complement at {}: {e}", self.ptr_of(list)))?);
                     negated = true;
                 }
@@ -598,6 +604,16 @@ impl<'a, 'i> Gen<'a, 'i> {
             return Ok(None);
         }
         Ok(Some(self.set_term(all, none, "SCALAR")))
+    }
+
+    /// A `format` may not be complemented: grammask's format regexes are
+    /// stricter than some validators' checks, so a string outside one may
+    /// still be valid under it. `names`: the keyword holding it.
+    fn no_format(m: &Merged<'_>, names: &str) -> Result<()> {
+        match m.formats.first() {
+            Some((_, ptr)) => Err(err!(Schema, "JSON Schema: unsupported keyword `format` at {ptr}{names} under not/if/oneOf: a format is not complemented (its check may be stricter than a validator's)")),
+            None => Ok(()),
+        }
     }
 
     fn ptr_of(&self, list: &List) -> String {
@@ -1140,6 +1156,12 @@ impl<'a, 'i> Gen<'a, 'i> {
                 let step = match &si {
                     Some(si) => {
                         let info = si.infos[i].clone().ok_or_else(|| err!(Schema, "JSON Schema: strict object member without objects"))?;
+                        let m = self.merged(list[i])?;
+                        for (l, p) in &m.prop_names {
+                            for &c in self.ir.dnf(&[*l])?.iter() {
+                                Self::no_format(&*self.merged(c)?, &format!(" (propertyNames at {p})"))?;
+                            }
+                        }
                         let p = cl.key.as_ref().and_then(|k| si.keys.iter().position(|x| x == k));
                         Self::obj_step(&info, s, &p.map_or(Kind::Extra, |p| Kind::Declared(p as u32)))
                     }

@@ -367,6 +367,11 @@ fn logic_by_complement() {
         let e = to_cfg(&s, &SchemaOptions::default()).unwrap_err();
         assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("not/if/oneOf at #"), "{s}: {e:?}");
     }
+    // A format is not complemented (its check may be stricter than a validator's).
+    for s in [json!({"not": {"format": "date-time"}}), json!({"not": {"type": "object", "propertyNames": {"format": "email"}}})] {
+        let m = to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
+        assert!(m.contains("`format` at #/not/") && m.contains("under not/if/oneOf"), "{s}: {m}");
+    }
     // Out of schema order, a negated member is not taken as failed.
     c(json!({"not": {"properties": {"a": {}, "b": {}}, "required": ["a", "b"]}}), &["{\"a\":1}", "{\"b\":1}"], &["{\"a\":1,\"b\":2}", "{\"b\":1,\"a\":2}"]);
 }
