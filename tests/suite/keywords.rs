@@ -229,3 +229,175 @@ fn keyword_errors() {
     let m = e(json!({"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": [1]}}));
     assert!(m.contains("malformed `dependencies` at #/dependencies/a"), "{m}");
 }
+
+/// `not`, `if`/`then`/`else` and `oneOf` (overlapping branches), judged as
+/// above: the cases of tests/data/schema_logic.json, each over the objects
+/// of its key universe and its other values.
+#[test]
+fn logic_matches_jsonschema() {
+    let text = std::fs::read_to_string(root().join("tests/data/schema_logic.json")).expect("tests/data/schema_logic.json");
+    let cases: Vec<Value> = serde_json::from_str(&text).expect("json");
+    let mut schemas = Vec::new();
+    let mut items = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        schemas.push(c["schema"].clone());
+        let keys: Vec<&str> = c["keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+        let vals: Vec<Value> = c["values"].as_array().unwrap().clone();
+        if !keys.is_empty() {
+            items.extend(objects(&keys, &vals).into_iter().map(|x| (i, x)));
+        }
+        items.extend(c["scalars"].as_array().unwrap().iter().map(|x| (i, x.clone())));
+    }
+    let (valid, invalid, bad) = agree(&Tok::llama3(), &schemas, &items, 1);
+    assert!(valid > 100 && invalid > 100, "{valid} valid, {invalid} invalid");
+    assert!(bad.is_empty(), "{} disagreements:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// For each schema, its instances: jsonschema's verdict against the
+/// oracle's (both layouts) and, for every `mask_every`-th, the masks'.
+fn agree(tok: &Tok, schemas: &[Value], items: &[(usize, Value)], mask_every: usize) -> (usize, usize, Vec<String>) {
+    let want = judge(schemas, items);
+    assert_eq!(want.len(), items.len());
+    let mut bad = Vec::new();
+    let (mut valid, mut invalid) = (0, 0);
+    for (ci, schema) in schemas.iter().enumerate() {
+        let cfg = match to_cfg(schema, &SchemaOptions::default()) {
+            Ok(g) => g.cfg,
+            Err(e) => {
+                // Unsatisfiable: then jsonschema accepts none.
+                if !e.message().contains("unsatisfiable") {
+                    bad.push(format!("{schema}: {e:?}"));
+                    continue;
+                }
+                for ((i, x), &w) in items.iter().zip(&want) {
+                    if *i == ci && w {
+                        bad.push(format!("{schema}: {x}: jsonschema true, refused as unsatisfiable"));
+                    }
+                }
+                continue;
+            }
+        };
+        let oracle = Oracle::new(&cfg).unwrap();
+        let store = tok.compile(schema);
+        let rank = key_rank(schema);
+        for (n, ((i, x), &w)) in items.iter().zip(&want).enumerate() {
+            if *i != ci {
+                continue;
+            }
+            if w {
+                valid += 1;
+            } else {
+                invalid += 1;
+            }
+            for spaced in [false, true] {
+                let text = serialize(x, spaced, &rank);
+                let by_oracle = oracle.check(text.as_bytes()).is_ok();
+                let by_masks = if n % mask_every == 0 { tok.replay(&store, &text) } else { by_oracle };
+                if by_oracle != w || by_masks != w {
+                    bad.push(format!("{schema}: {text}: jsonschema {w}, oracle {by_oracle}, masks {by_masks}"));
+                }
+            }
+        }
+    }
+    (valid, invalid, bad)
+}
+
+/// Complement laws on random schemas S (types, bounds, patterns, enums,
+/// objects, arrays, not/anyOf/oneOf/if/allOf, two levels deep): S and
+/// `not S` agree with jsonschema on every instance, `anyOf [S, not S]`
+/// accepts every instance and `allOf [S, not S]` none.
+#[test]
+fn complement_laws_on_random_schemas() {
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+    fn gen(r: &mut Rng, depth: u32) -> Value {
+        let types = ["null", "boolean", "integer", "number", "string", "array", "object"];
+        let k = r.next(if depth == 0 { 6 } else { 13 });
+        match k {
+            0 => json!({"type": types[r.next(7) as usize]}),
+            1 => match r.next(3) {
+                0 => json!({"type": "string", "maxLength": r.next(3)}),
+                1 => json!({"pattern": (["^a", "b$", "^$"])[r.next(3) as usize]}),
+                _ => json!({"minLength": 1 + r.next(2)}),
+            },
+            2 => match r.next(3) {
+                0 => json!({"minimum": r.next(4) as i64 - 1}),
+                1 => json!({"exclusiveMaximum": r.next(4) as i64}),
+                _ => json!({"multipleOf": 2}),
+            },
+            3 => json!({"enum": (json!([[null, 1, "a"], [2, "ab", true], [0, 1.5, [1]]]))[r.next(3) as usize]}),
+            4 => match r.next(3) {
+                0 => json!({"required": (json!([["a"], ["b"], ["a", "b"]]))[r.next(3) as usize]}),
+                1 => json!({"maxProperties": r.next(2)}),
+                _ => json!({"minItems": 1 + r.next(2)}),
+            },
+            5 => json!({"type": ["integer", "string"]}),
+            6 => {
+                let add = match r.next(3) {
+                    0 => json!(false),
+                    1 => json!(true),
+                    _ => gen(r, depth - 1),
+                };
+                json!({"properties": {"a": gen(r, depth - 1)}, "additionalProperties": add})
+            }
+            7 => json!({"items": gen(r, depth - 1), "maxItems": 1 + r.next(2)}),
+            8 => json!({"not": gen(r, depth - 1)}),
+            9 => json!({"anyOf": [gen(r, depth - 1), gen(r, depth - 1)]}),
+            10 => json!({"oneOf": [gen(r, depth - 1), gen(r, depth - 1)]}),
+            11 => json!({"if": gen(r, depth - 1), "then": gen(r, depth - 1), "else": gen(r, depth - 1)}),
+            _ => json!({"allOf": [gen(r, depth - 1), gen(r, depth - 1)]}),
+        }
+    }
+    let insts: Vec<Value> = serde_json::from_str(
+        r#"[null, true, false, 0, 1, -1, 2, 3, 1.5, -0.5, "", "a", "b", "ab", "ba", "abc",
+            [], [1], ["a"], [1, 2], [null, "ab"], [[1]],
+            {}, {"a": 1}, {"a": "a"}, {"a": null}, {"b": 2}, {"a": 2, "b": "b"}, {"a": [1], "c": true}, {"c": {"a": 1}}]"#,
+    )
+    .unwrap();
+    let tok = Tok::llama3();
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut schemas, mut items) = (Vec::new(), Vec::new());
+    let n = 150;
+    let mut refused = Vec::new();
+    // The schemas of the laws: (anyOf index, allOf index).
+    let mut laws = Vec::new();
+    for _ in 0..n {
+        let s = gen(&mut r, 2);
+        laws.push((schemas.len() + 2, schemas.len() + 3));
+        for v in [s.clone(), json!({"not": s.clone()}), json!({"anyOf": [s.clone(), {"not": s.clone()}]}), json!({"allOf": [s.clone(), {"not": s.clone()}]})] {
+            if let Err(e) = to_cfg(&v, &SchemaOptions::default()) {
+                if !e.message().contains("unsatisfiable") {
+                    refused.push(format!("{v}: {e:?}"));
+                    // Keep the indices: a refused schema judges nothing.
+                    schemas.push(json!(true));
+                    continue;
+                }
+            }
+            let i = schemas.len();
+            schemas.push(v);
+            items.extend(insts.iter().map(|x| (i, x.clone())));
+        }
+    }
+    let (valid, invalid, bad) = agree(&tok, &schemas, &items, 7);
+    // The laws themselves, whatever jsonschema says.
+    let want = judge(&schemas, &items);
+    for ((i, x), w) in items.iter().zip(want) {
+        if laws.iter().any(|&(a, b)| *i == a && !w || *i == b && w) {
+            panic!("jsonschema breaks a complement law: {}: {x}", schemas[*i]);
+        }
+    }
+    eprintln!("complement laws: {} schemas, {} refused, {valid} valid and {invalid} invalid instance verdicts", n * 4, refused.len());
+    for x in &refused {
+        eprintln!("refused: {x}");
+    }
+    assert!(refused.len() * 10 <= n * 4, "{} of {} refused:\n{}", refused.len(), n * 4, refused.join("\n"));
+    assert!(valid > 300 && invalid > 300, "{valid} valid, {invalid} invalid");
+    assert!(bad.is_empty(), "{} disagreements:\n{}", bad.len(), bad.join("\n"));
+}

@@ -1,4 +1,4 @@
-//! The `oneOf` policy of the schema front end ([`one_of_as_any_of`], passed
+//! The `oneOf` policy of the schema front end ([`one_of_disjoint`], passed
 //! to the IR builder as its [`OneOfPolicy`](super::ir::OneOfPolicy)), and what it rests on: proving
 //! two conjunctions disjoint (no value satisfies both).
 //! Sound, not complete: `false` means "not proved".
@@ -6,12 +6,13 @@
 use super::ir::{ConjId, Ir, Loc, T_ARR, T_BOOL, T_FRAC, T_INT, T_NULL, T_OBJ, T_STR};
 use crate::regex::lang::set_nonempty;
 use super::scalar::scalar_lang;
-use crate::{err, Result};
+use crate::Result;
 
-/// The `oneOf` policy ([`OneOfPolicy`](super::ir::OneOfPolicy)): `oneOf` is enforced as `anyOf` when
-/// its branches are pairwise [`disjoint`]; otherwise refused, or under the
-/// lenient option enforced as `anyOf` with a warning.
-pub fn one_of_as_any_of(ir: &mut Ir<'_>, owner: Loc, branches: &[Loc]) -> Result<()> {
+/// The `oneOf` policy ([`OneOfPolicy`](super::ir::OneOfPolicy)): a `oneOf`
+/// is expanded like `anyOf` when its branches are pairwise [`disjoint`];
+/// otherwise it is enforced as "exactly one" by its condition
+/// ([`Ir::logic`]).
+pub fn one_of_disjoint(ir: &mut Ir<'_>, _owner: Loc, branches: &[Loc]) -> Result<bool> {
     for i in 0..branches.len() {
         for j in i + 1..branches.len() {
             let a = ir.dnf(&[branches[i]])?;
@@ -19,21 +20,13 @@ pub fn one_of_as_any_of(ir: &mut Ir<'_>, owner: Loc, branches: &[Loc]) -> Result
             for &x in a.iter() {
                 for &y in b.iter() {
                     if !disjoint(ir, x, y, 3)? {
-                        let ptr = format!("{}/oneOf", ir.ptr(owner));
-                        if ir.opts.lenient {
-                            ir.warnings.push(format!("oneOf at {ptr} enforced as anyOf (branches {i} and {j} may overlap)"));
-                            return Ok(());
-                        }
-                        return Err(err!(
-                            Schema,
-                            "JSON Schema: unsupported keyword `oneOf` at {ptr}: branches {i} and {j} are not provably disjoint, so \"exactly one\" cannot be enforced (the lenient option treats it as anyOf)"
-                        ));
+                        return Ok(false);
                     }
                 }
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 pub fn disjoint(ir: &mut Ir<'_>, a: ConjId, b: ConjId, depth: usize) -> Result<bool> {

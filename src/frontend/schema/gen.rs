@@ -34,7 +34,37 @@ pub const MAX_KEY_PATTERNS: usize = crate::limits::Limits::DEFAULT.max_pattern_p
 pub enum Target {
     Any,
     Exact(u64),
+    /// The set of members it satisfies is one of these (sorted): a
+    /// `not`/`if`/`oneOf` condition ([`super::ir::Logic`]).
+    In(Rc<[u64]>),
 }
+
+impl Target {
+    fn accepts(&self, acc: u64) -> bool {
+        match self {
+            Target::Any => acc != 0,
+            Target::Exact(s) => acc == *s,
+            Target::In(m) => m.binary_search(&acc).is_ok(),
+        }
+    }
+    /// Whether the members in `alive` can still meet it.
+    fn feasible(&self, alive: u64) -> bool {
+        match self {
+            Target::Any => true,
+            Target::Exact(t) => t & !alive == 0,
+            Target::In(m) => m.iter().any(|x| x & !alive == 0),
+        }
+    }
+    /// Whether it is a non-monotone condition: a member that fails may
+    /// make the value valid, so a member must not fail by key order alone.
+    fn negates(&self, n: usize) -> bool {
+        match self {
+            Target::In(m) => m.iter().any(|&x| (0..n).any(|i| m.binary_search(&(x | 1 << i)).is_err())),
+            _ => false,
+        }
+    }
+}
+
 
 type List = Rc<[ConjId]>;
 
@@ -48,10 +78,8 @@ fn next_states<T: Copy>(len: usize, nexts: &[(usize, T)], surv: u64, target: &Ta
             st[i] = Some(n);
         }
     }
-    match target {
-        Target::Exact(t) if (0..len).any(|i| t >> i & 1 == 1 && st[i].is_none()) => None,
-        _ => Some(st),
-    }
+    let alive = (0..len).fold(0u64, |a, i| if st[i].is_some() { a | 1 << i } else { a });
+    target.feasible(alive).then_some(st)
 }
 
 /// A member's place in an object: (next declared key, properties so far
@@ -59,15 +87,22 @@ fn next_states<T: Copy>(len: usize, nexts: &[(usize, T)], surv: u64, target: &Ta
 /// forbidden (high 32), by [`ObjInfo::dep_bit`]).
 type ObjSt = (u32, u32, u64);
 
+/// Why a member fails at a key ([`Gen::obj_step`]).
+const FAILS: u8 = 0;
+const DOOMED: u8 = 1;
+const ORDER: u8 = 2;
+
 /// Most keys one object's `dependentRequired`/`dependencies` may involve.
 pub const MAX_DEP_KEYS: usize = 32;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Top,
-    Val(List, Target),
-    Obj { list: List, st: Vec<Option<ObjSt>>, target: Target, first: bool },
-    Arr { list: List, st: Vec<Option<u32>>, target: Target, first: bool },
+    /// `bool`: strict (a member fails by its value, never by key order:
+    /// inside a `not`/`if`/`oneOf` condition).
+    Val(List, Target, bool),
+    Obj { list: List, st: Vec<Option<ObjSt>>, target: Target, first: bool, strict: bool },
+    Arr { list: List, st: Vec<Option<u32>>, target: Target, first: bool, strict: bool },
 }
 
 /// Structural terminals.
@@ -147,6 +182,15 @@ struct KeyClass {
     /// Per member of the list: how the key is read and its value schema
     /// (`None`: not allowed there).
     per: Vec<Option<(Kind, Set)>>,
+    /// The key, where the class is one declared key.
+    key: Option<String>,
+}
+
+/// The members of a strict object ([`Gen::strict_infos`]): one key order
+/// for all (the schema's rank), each member's rules over it.
+struct Strict {
+    keys: Vec<String>,
+    infos: Vec<Option<Rc<ObjInfo>>>,
 }
 
 pub struct Gen<'a, 'i> {
@@ -169,6 +213,11 @@ pub struct Gen<'a, 'i> {
     class_lists: Vec<Rc<Vec<KeyClass>>>,
     /// Prefix of every name (so grammars can be merged).
     prefix: String,
+    /// Strict members per conjunction list: an index into `strict_lists`.
+    strict: HashMap<Vec<ConjId>, u32>,
+    strict_lists: Vec<Rc<Strict>>,
+    /// The schema's key order ([`super::key_rank`]), once needed.
+    rank: Option<HashMap<String, usize>>,
 }
 
 /// A memo per conjunction: conjunction ids are dense, so a vector (less
@@ -211,6 +260,9 @@ impl<'a, 'i> Gen<'a, 'i> {
             classes: HashMap::default(),
             class_lists: Vec::new(),
             prefix: prefix.to_string(),
+            strict: HashMap::default(),
+            strict_lists: Vec::new(),
+            rank: None,
         };
         let lit = |g: &mut Self, t: &str| g.literal(t);
         let s = match (layout.ws, &layout.item_sep, &layout.key_sep) {
@@ -342,11 +394,21 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(Rc::from(d.as_slice()))
     }
 
+    /// The members and target of a value of set `s` ([`Ir::logic`]).
+    fn logic(&mut self, s: &Set) -> Result<(List, Target)> {
+        let lg = self.ir.logic(s)?;
+        let t = match &lg.masks {
+            None => Target::Any,
+            Some(m) => Target::In(m.clone()),
+        };
+        Ok((Rc::from(lg.atoms.as_slice()), t))
+    }
+
     /// Builds the grammar of `root` (a set of nodes).
     pub fn run(mut self, root: &Set) -> Result<Cfg> {
-        let list = self.dnf(root)?;
+        let (list, target) = self.logic(root)?;
         let top = self.nt(Key::Top)?;
-        let v = self.nt(Key::Val(list.clone(), Target::Any))?;
+        let v = self.nt(Key::Val(list, target, false))?;
         let (lead, trail) = (self.st().lead, self.st().trail);
         let mut alts = vec![vec![Symbol::N(v)]];
         if let (Some(l), Some(t)) = (lead, trail) {
@@ -363,17 +425,29 @@ impl<'a, 'i> Gen<'a, 'i> {
         while let Some((key, id)) = self.work.pop() {
             match key {
                 Key::Top => {}
-                Key::Val(list, target) => self.expand_val(id, &list, &target)?,
-                Key::Obj { list, st, target, first } => self.expand_obj(id, &list, &st, &target, first)?,
-                Key::Arr { list, st, target, first } => self.expand_arr(id, &list, &st, &target, first)?,
+                Key::Val(list, target, strict) => self.expand_val(id, &list, &target, strict)?,
+                Key::Obj { list, st, target, first, strict } => self.expand_obj(id, &list, &st, &target, first, strict)?,
+                Key::Arr { list, st, target, first, strict } => self.expand_arr(id, &list, &st, &target, first, strict)?,
             }
         }
         self.finish(top)
     }
 
-    fn expand_val(&mut self, id: NonterminalId, list: &List, target: &Target) -> Result<()> {
+    fn expand_val(&mut self, id: NonterminalId, list: &List, target: &Target, strict: bool) -> Result<()> {
         // Scalars.
-        if let Some(t) = self.scalar_term(list, target)? {
+        let terms = match target {
+            Target::In(m) => {
+                // The members whose failing some row needs.
+                let neg = (0..list.len()).filter(|&i| m.iter().any(|&s| s >> i & 1 == 0 && m.binary_search(&(s | 1 << i)).is_err())).fold(0u64, |a, i| a | 1 << i);
+                let mut v = Vec::new();
+                for &s in m.iter() {
+                    v.extend(self.exact_term(list, s, true, neg)?);
+                }
+                v
+            }
+            _ => self.scalar_term(list, target)?.into_iter().collect(),
+        };
+        for t in terms {
             self.rule(id, vec![Symbol::T(t)])?;
         }
         let mut types = Vec::new();
@@ -382,19 +456,20 @@ impl<'a, 'i> Gen<'a, 'i> {
         }
         let admits = |bit: u8| -> Option<Vec<bool>> {
             let v: Vec<bool> = types.iter().map(|t| t & bit != 0).collect();
+            let ok = v.iter().enumerate().fold(0u64, |a, (i, &b)| if b { a | 1 << i } else { a });
             match target {
                 Target::Any => v.iter().any(|&b| b).then_some(v),
-                Target::Exact(s) => (0..list.len()).all(|i| s >> i & 1 == 0 || v[i]).then_some(v),
+                t => t.feasible(ok).then_some(v),
             }
         };
         if let Some(v) = admits(T_OBJ) {
             let st: Vec<Option<ObjSt>> = v.iter().map(|&b| b.then_some((0, 0, 0))).collect();
             if let Some(e) = self.st().empty_o {
-                if self.obj_accepts(list, &st, target)? {
+                if self.obj_accepts(list, &st, target, strict || target.negates(list.len()))? {
                     self.rule(id, vec![Symbol::T(e)])?;
                 }
             }
-            let body = self.nt(Key::Obj { list: list.clone(), st, target: target.clone(), first: true })?;
+            let body = self.nt(Key::Obj { list: list.clone(), st, target: target.clone(), first: true, strict })?;
             let open = self.st().open_o;
             self.rule(id, vec![Symbol::T(open), Symbol::N(body)])?;
         }
@@ -405,7 +480,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                     self.rule(id, vec![Symbol::T(e)])?;
                 }
             }
-            let body = self.nt(Key::Arr { list: list.clone(), st, target: target.clone(), first: true })?;
+            let body = self.nt(Key::Arr { list: list.clone(), st, target: target.clone(), first: true, strict })?;
             let open = self.st().open_a;
             self.rule(id, vec![Symbol::T(open), Symbol::N(body)])?;
         }
@@ -461,59 +536,83 @@ impl<'a, 'i> Gen<'a, 'i> {
                 }
                 Ok(Some(self.set_term(all, vec![], "SCALAR")))
             }
-            Target::Exact(s) => {
-                // Values satisfying exactly the members in s.
-                let ins: Vec<&ScalarLang> = (0..list.len()).filter(|i| s >> i & 1 == 1).map(|i| langs[i].as_ref()).collect();
-                let outs: Vec<&ScalarLang> = (0..list.len()).filter(|i| s >> i & 1 == 0).map(|i| langs[i].as_ref()).collect();
-                let mut domains: Vec<Vec<String>> = Vec::new();
-                for (t, f) in [("null", (|l: &ScalarLang| l.null) as fn(&ScalarLang) -> bool), ("true", |l| l.t), ("false", |l| l.f)] {
-                    if ins.iter().all(|l| f(l)) && !outs.iter().any(|l| f(l)) {
-                        domains.push(vec![t.to_string()]);
-                    }
-                }
-                let mut none = Vec::new();
-                for (get, name) in [(0usize, "number"), (1, "string")] {
-                    let pick = |l: &ScalarLang| if get == 0 { l.num.clone() } else { l.str.clone() };
-                    let mut inter: Vec<String> = Vec::new();
-                    let mut ok = true;
-                    for l in &ins {
-                        match pick(l) {
-                            Some(v) => {
-                                for r in v {
-                                    if !inter.contains(&r) {
-                                        inter.push(r);
-                                    }
-                                }
-                            }
-                            None => ok = false,
-                        }
-                    }
-                    if !ok || inter.is_empty() {
-                        continue;
-                    }
-                    for l in &outs {
-                        if let Some(v) = pick(l) {
-                            if v.len() != 1 {
-                                return Err(err!(
-                                    Schema,
-                                    "JSON Schema: unsupported keyword `anyOf` at {}: overlapping {name} alternatives with several constraints each cannot be told apart",
-                                    self.ptr_of(list)
-                                ));
-                            }
-                            none.push(v[0].clone());
-                        }
-                    }
-                    domains.push(inter);
-                }
-                if domains.is_empty() {
-                    return Ok(None);
-                }
-                let all = pad(&domains);
-                if !self.nonempty(&all, &none)? {
-                    return Ok(None);
-                }
-                Ok(Some(self.set_term(all, none, "SCALAR")))
+            Target::Exact(s) => self.exact_term(list, *s, false, 0),
+            Target::In(_) => Ok(None),
+        }
+    }
+
+    /// The scalar terminal of the values that satisfy exactly the members
+    /// in `s` (`canon`: where some member is complemented, only canonical
+    /// texts, so a text outside a member's language is a value outside it;
+    /// `neg`: the members a row needs failed, which may not hold a format).
+    fn exact_term(&mut self, list: &List, s: u64, canon: bool, neg: u64) -> Result<Option<TerminalId>> {
+        let mut langs = Vec::new();
+        for &c in list.iter() {
+            langs.push(self.scalar_of(c)?);
+        }
+        let ins: Vec<&ScalarLang> = (0..list.len()).filter(|i| s >> i & 1 == 1).map(|i| langs[i].as_ref()).collect();
+        let outs: Vec<&ScalarLang> = (0..list.len()).filter(|i| s >> i & 1 == 0).map(|i| langs[i].as_ref()).collect();
+        let mut domains: Vec<Vec<String>> = Vec::new();
+        for (t, f) in [("null", (|l: &ScalarLang| l.null) as fn(&ScalarLang) -> bool), ("true", |l| l.t), ("false", |l| l.f)] {
+            if ins.iter().all(|l| f(l)) && !outs.iter().any(|l| f(l)) {
+                domains.push(vec![t.to_string()]);
             }
+        }
+        let mut none = Vec::new();
+        for get in 0..2 {
+            let pick = |l: &ScalarLang| if get == 0 { l.num.clone() } else { l.str.clone() };
+            let mut inter: Vec<String> = Vec::new();
+            let mut ok = true;
+            for l in &ins {
+                match pick(l) {
+                    Some(v) => {
+                        for r in v {
+                            if !inter.contains(&r) {
+                                inter.push(r);
+                            }
+                        }
+                    }
+                    None => ok = false,
+                }
+            }
+            if ins.is_empty() {
+                inter.push(if get == 0 { super::numbers::ANY_NUMBER } else { json_text::ANY_STRING }.to_string());
+            }
+            if !ok || inter.is_empty() {
+                continue;
+            }
+            let mut negated = false;
+            for (i, l) in (0..list.len()).filter(|i| s >> i & 1 == 0).zip(&outs) {
+                if let Some(v) = pick(l) {
+                    if neg >> i & 1 == 1 && get == 1 {
+                        Self::no_format(&*self.merged(list[i])?, "")?;
+                    }
+                    none.push(conj_regex(&v).map_err(|e| err!(Limit, "JSON Schema: the complement at {}: {e}", self.ptr_of(list)))?);
+                    negated = true;
+                }
+            }
+            if canon && negated {
+                inter.push(if get == 0 { CANON_NUMBER.to_string() } else { format!("\"{}*\"", json_text::CHAR) });
+            }
+            domains.push(inter);
+        }
+        if domains.is_empty() {
+            return Ok(None);
+        }
+        let all = pad(&domains);
+        if !self.nonempty(&all, &none)? {
+            return Ok(None);
+        }
+        Ok(Some(self.set_term(all, none, "SCALAR")))
+    }
+
+    /// A `format` may not be complemented: grammask's format regexes are
+    /// stricter than some validators' checks, so a string outside one may
+    /// still be valid under it. `names`: the keyword holding it.
+    fn no_format(m: &Merged<'_>, names: &str) -> Result<()> {
+        match m.formats.first() {
+            Some((_, ptr)) => Err(err!(Schema, "JSON Schema: unsupported keyword `format` at {ptr}{names} under not/if/oneOf: a format is not complemented (its check may be stricter than a validator's)")),
+            None => Ok(()),
         }
     }
 
@@ -525,6 +624,47 @@ impl<'a, 'i> Gen<'a, 'i> {
         if let Some(i) = self.obj_info.get(&c) {
             return Ok(i.clone());
         }
+        let info = Rc::new(self.build_obj_info(c, None)?);
+        self.obj_info.insert(c, info.clone());
+        Ok(info)
+    }
+
+    /// The members of a strict object: every key declared by one, in the
+    /// schema's key order, and each member's rules over that order (so a
+    /// member fails by what the object holds, never by its key order).
+    fn strict_infos(&mut self, list: &List) -> Result<Rc<Strict>> {
+        if let Some(&k) = self.strict.get(&list[..]) {
+            return Ok(self.strict_lists[k as usize].clone());
+        }
+        let mut keys: Vec<String> = Vec::new();
+        for &c in list.iter() {
+            if self.merged(c)?.gen_types() & T_OBJ != 0 {
+                for k in &self.obj_info(c)?.keys {
+                    if !keys.contains(k) {
+                        keys.push(k.clone());
+                    }
+                }
+            }
+        }
+        let root = self.ir.root;
+        let rank = self.rank.get_or_insert_with(|| super::rank_of(root));
+        let order = crate::sort::order_by(keys.len(), &mut |a, b| {
+            let r = |k: &String| rank.get(k).copied().unwrap_or(usize::MAX);
+            r(&keys[a]).cmp(&r(&keys[b]))
+        });
+        let keys: Vec<String> = order.iter().map(|&i| keys[i as usize].clone()).collect();
+        let mut infos = Vec::new();
+        for &c in list.iter() {
+            infos.push(if self.merged(c)?.gen_types() & T_OBJ != 0 { Some(Rc::new(self.build_obj_info(c, Some(&keys))?)) } else { None });
+        }
+        let s = Rc::new(Strict { keys, infos });
+        self.strict.insert(list.to_vec(), self.strict_lists.len() as u32);
+        self.strict_lists.push(s.clone());
+        Ok(s)
+    }
+
+    /// The object rules of conjunction `c`, over its own key order or `order`.
+    fn build_obj_info(&mut self, c: ConjId, order: Option<&[String]>) -> Result<ObjInfo> {
         let m = self.merged(c)?;
         let mut keys: Vec<String> = Vec::new();
         for part in &m.obj {
@@ -547,6 +687,9 @@ impl<'a, 'i> Gen<'a, 'i> {
                     keys.push(k.clone());
                 }
             }
+        }
+        if let Some(o) = order {
+            keys = o.to_vec();
         }
         let n = keys.len();
         let mut dep_bit: Vec<Option<u8>> = vec![None; n];
@@ -596,9 +739,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             return Err(err!(Limit, "JSON Schema: minProperties/maxProperties {cap} at {} exceeds the limit of {MAX_UNROLL}", m.ptr));
         }
         let req = keys.iter().map(|k| m.required.contains(k)).collect();
-        let info = Rc::new(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32, dep_bit, need, trig, excl, after, banned });
-        self.obj_info.insert(c, info.clone());
-        Ok(info)
+        Ok(ObjInfo { keys, req, req_from, min: m.min_props, max: m.max_props, cap: cap as u32, dep_bit, need, trig, excl, after, banned })
     }
 
     fn arr_info(&mut self, c: ConjId) -> Result<Rc<ArrInfo>> {
@@ -619,9 +760,13 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(info)
     }
 
-    fn obj_step(info: &ObjInfo, (j, cnt, dep): ObjSt, kind: &Kind) -> Option<ObjSt> {
+    /// The member's state after a key; `Err`: it fails, by
+    /// [`FAILS`] (for sure), [`DOOMED`] (a key it needs did not come
+    /// before: for sure in a strict object, where the order is fixed) or
+    /// [`ORDER`] (a key out of order or repeated: unknown).
+    fn obj_step(info: &ObjInfo, (j, cnt, dep): ObjSt, kind: &Kind) -> std::result::Result<ObjSt, u8> {
         if info.max.is_some_and(|m| cnt as u64 + 1 > m) {
-            return None;
+            return Err(FAILS);
         }
         let cnt2 = (cnt + 1).min(info.cap);
         let n = info.keys.len() as u32;
@@ -642,42 +787,43 @@ impl<'a, 'i> Gen<'a, 'i> {
         match *kind {
             Kind::Declared(jj) => {
                 if jj < j || j >= n {
-                    return None;
+                    return Err(ORDER);
                 }
-                if (j..jj).any(|x| info.req[x as usize]) || info.banned[jj as usize] {
-                    return None;
+                if info.banned[jj as usize] {
+                    return Err(FAILS);
                 }
-                if !skip(jj, owed, &mut forb) {
-                    return None;
+                if (j..jj).any(|x| info.req[x as usize]) || !skip(jj, owed, &mut forb) {
+                    return Err(DOOMED);
                 }
                 if let Some(b) = info.dep_bit[jj as usize] {
                     if forb >> b & 1 == 1 {
-                        return None;
+                        return Err(DOOMED);
                     }
                     owed = (owed & !(1 << b)) | info.need[jj as usize];
                     forb |= info.excl[jj as usize];
                 }
                 let keep = info.after[jj as usize];
-                Some((jj + 1, cnt2, (owed & keep) | (forb & keep) << 32))
+                Ok((jj + 1, cnt2, (owed & keep) | (forb & keep) << 32))
             }
-            Kind::Extra => (!info.req_from[j as usize] && (j >= n || skip(n, owed, &mut forb)) && owed == 0).then_some((n, cnt2, 0)),
+            Kind::Extra => (!info.req_from[j as usize] && (j >= n || skip(n, owed, &mut forb)) && owed == 0).then_some((n, cnt2, 0)).ok_or(DOOMED),
         }
     }
 
-    fn obj_accepts(&mut self, list: &List, st: &[Option<ObjSt>], target: &Target) -> Result<bool> {
+    fn obj_accepts(&mut self, list: &List, st: &[Option<ObjSt>], target: &Target, strict: bool) -> Result<bool> {
+        let si = if strict { Some(self.strict_infos(list)?) } else { None };
         let mut acc = 0u64;
         for (i, s) in st.iter().enumerate() {
             if let Some((j, cnt, dep)) = *s {
-                let info = self.obj_info(list[i])?;
+                let info = match &si {
+                    Some(si) => si.infos[i].clone().ok_or_else(|| err!(Schema, "JSON Schema: strict object member without objects"))?,
+                    None => self.obj_info(list[i])?,
+                };
                 if !info.req_from[j as usize] && cnt as u64 >= info.min && dep & 0xffff_ffff == 0 {
                     acc |= 1 << i;
                 }
             }
         }
-        Ok(match target {
-            Target::Any => acc != 0,
-            Target::Exact(s) => acc == *s,
-        })
+        Ok(target.accepts(acc))
     }
 
     fn arr_accepts(&mut self, list: &List, st: &[Option<u32>], target: &Target) -> Result<bool> {
@@ -689,10 +835,7 @@ impl<'a, 'i> Gen<'a, 'i> {
                 }
             }
         }
-        Ok(match target {
-            Target::Any => acc != 0,
-            Target::Exact(s) => acc == *s,
-        })
+        Ok(target.accepts(acc))
     }
 
     /// The `propertyNames` language of conjunction `c`.
@@ -707,6 +850,9 @@ impl<'a, 'i> Gen<'a, 'i> {
         } else {
             let set: Set = super::ir::dedup_ordered(m.prop_names.iter().map(|(l, _)| *l).collect());
             let ptr = m.prop_names[0].1.clone();
+            if self.ir.logic(&set)?.masks.is_some() {
+                return Err(err!(Schema, "JSON Schema: unsupported keyword `not`/`if`/`oneOf` inside `propertyNames` at {ptr}"));
+            }
             let d = self.dnf(&set)?;
             let mut strs = Vec::new();
             for &c2 in d.iter() {
@@ -821,10 +967,9 @@ impl<'a, 'i> Gen<'a, 'i> {
                     }
                 });
             }
-            if per.iter().any(|p| p.is_some()) {
-                let term = self.literal(&json_text::quote(k));
-                out.push(KeyClass { term, per });
-            }
+            // Kept when no member takes the key: a `not` may want it.
+            let term = self.literal(&json_text::quote(k));
+            out.push(KeyClass { term, per, key: Some(k.clone()) });
         }
         // Keys that are not declared anywhere: classified by the patterns they match.
         if patterns.len() > MAX_KEY_PATTERNS {
@@ -864,9 +1009,6 @@ impl<'a, 'i> Gen<'a, 'i> {
                     }
                 });
             }
-            if per.iter().all(|p| p.is_none()) {
-                continue;
-            }
             let mut all = vec![any_key.clone()];
             let mut none: Vec<String> = lit_alt.iter().cloned().collect();
             for (pi, r) in pat_rx.iter().enumerate() {
@@ -879,20 +1021,15 @@ impl<'a, 'i> Gen<'a, 'i> {
             for (k, (l, ptr)) in langs.iter().enumerate() {
                 if sub >> (np + k) & 1 == 1 {
                     all.extend(l.iter().cloned());
-                } else if l.len() == 1 {
-                    none.push(l[0].clone());
                 } else {
-                    return Err(err!(
-                        Schema,
-                        "JSON Schema: unsupported keyword `propertyNames` at {ptr}: in a union of objects whose property names differ, a name schema with several constraints cannot be complemented"
-                    ));
+                    none.push(conj_regex(l).map_err(|e| err!(Limit, "JSON Schema: propertyNames at {ptr}: {e}"))?);
                 }
             }
             if (sub != 0 || !none.is_empty() && np > 0 || !langs.is_empty()) && !self.nonempty(&all, &none)? {
                 continue;
             }
             let term = self.set_term(all, none, "KEY");
-            out.push(KeyClass { term, per });
+            out.push(KeyClass { term, per, key: None });
         }
         let rc = Rc::new(out);
         self.classes.insert(list.to_vec(), self.class_lists.len() as u32);
@@ -902,12 +1039,57 @@ impl<'a, 'i> Gen<'a, 'i> {
 
     /// The value alternatives after a key/item: (value nonterminal, survivors).
     /// `cands`: (member index, value schema).
-    fn value_alts(&mut self, list: &List, cands: &[(usize, Set)]) -> Result<Vec<(NonterminalId, u64)>> {
+    fn value_alts(&mut self, list: &List, cands: &[(usize, Set)], target: &Target, strict: bool) -> Result<Vec<(NonterminalId, u64)>> {
+        let mut lgs = Vec::new();
+        for (_, v) in cands {
+            lgs.push(self.ir.logic(v)?);
+        }
+        if strict || matches!(target, Target::In(_)) || lgs.iter().any(|l| l.masks.is_some()) {
+            // By truth table: the values of each set of atoms, grouped by the
+            // members they leave (none included: a condition may want that).
+            let inner = strict || target.negates(list.len()) || lgs.iter().any(|l| !l.mono);
+            let mut lx: Vec<ConjId> = Vec::new();
+            for l in &lgs {
+                for c in &l.atoms {
+                    if !lx.contains(c) {
+                        lx.push(*c);
+                    }
+                }
+            }
+            lx.sort_unstable();
+            if lx.len() > super::ir::MAX_LOGIC_ATOMS {
+                return Err(err!(Limit, "JSON Schema: not/if/oneOf at {}: more than {} alternatives for one property or item", self.ptr_of(list), super::ir::MAX_LOGIC_ATOMS));
+            }
+            let mut groups: Vec<(u64, Vec<u64>)> = Vec::new();
+            for s in 0..1u64 << lx.len() {
+                let mut surv = 0u64;
+                for (k, (i, _)) in cands.iter().enumerate() {
+                    let lg = &lgs[k];
+                    let sk = lg.atoms.iter().enumerate().fold(0u64, |a, (p, c)| {
+                        let at = lx.iter().position(|x| x == c).unwrap_or(0);
+                        a | (s >> at & 1) << p
+                    });
+                    if lg.masks.as_ref().map_or(sk != 0, |m| m.binary_search(&sk).is_ok()) {
+                        surv |= 1 << i;
+                    }
+                }
+                match groups.iter_mut().find(|g| g.0 == surv) {
+                    Some(g) => g.1.push(s),
+                    None => groups.push((surv, vec![s])),
+                }
+            }
+            let lx: List = Rc::from(lx.as_slice());
+            let mut out = Vec::new();
+            for (surv, masks) in groups {
+                out.push((self.nt(Key::Val(lx.clone(), Target::In(masks.into()), inner))?, surv));
+            }
+            return Ok(out);
+        }
         let first = &cands[0].1;
         if cands.iter().all(|(_, v)| v == first) {
             let l = self.dnf(first)?;
             let all: u64 = cands.iter().fold(0, |a, (i, _)| a | 1 << i);
-            return Ok(vec![(self.nt(Key::Val(l, Target::Any))?, all)]);
+            return Ok(vec![(self.nt(Key::Val(l, Target::Any, false))?, all)]);
         }
         let mut dnfs = Vec::new();
         let mut lx: Vec<ConjId> = Vec::new();
@@ -940,34 +1122,64 @@ impl<'a, 'i> Gen<'a, 'i> {
             if surv == 0 {
                 continue;
             }
-            out.push((self.nt(Key::Val(lx.clone(), Target::Exact(s)))?, surv));
+            out.push((self.nt(Key::Val(lx.clone(), Target::Exact(s), false))?, surv));
         }
         Ok(out)
     }
 
-    fn expand_obj(&mut self, id: NonterminalId, list: &List, st: &[Option<ObjSt>], target: &Target, first: bool) -> Result<()> {
+    /// The value alternatives of a key/item no member takes: any value,
+    /// where the target is met with every member failed (`not`).
+    fn none_alts(&mut self, target: &Target) -> Result<Vec<(NonterminalId, u64)>> {
+        if !matches!(target, Target::In(_)) || !target.feasible(0) {
+            return Ok(Vec::new());
+        }
+        let (l, t) = self.logic(&Vec::new())?;
+        Ok(vec![(self.nt(Key::Val(l, t, false))?, 0)])
+    }
+
+    fn expand_obj(&mut self, id: NonterminalId, list: &List, st: &[Option<ObjSt>], target: &Target, first: bool, strict: bool) -> Result<()> {
         let (close, comma, colon) = (self.st().close_o, self.st().comma, self.st().colon);
-        if (!first || self.st().empty_o.is_none()) && self.obj_accepts(list, st, target)? {
+        if (!first || self.st().empty_o.is_none()) && self.obj_accepts(list, st, target, strict || target.negates(list.len()))? {
             self.rule(id, vec![Symbol::T(close)])?;
         }
+        // Strict (inside a condition, where a member that fails may make the
+        // value valid): the members share one key order, and a key out of
+        // it ends the path, so no member fails by key order alone.
+        let fixed = strict || target.negates(list.len());
+        let si = if fixed { Some(self.strict_infos(list)?) } else { None };
         let classes = self.key_classes(list)?;
-        for cl in classes.iter() {
+        'classes: for cl in classes.iter() {
             let mut cands = Vec::new();
             let mut nexts = Vec::new();
             for (i, s) in st.iter().enumerate() {
-                let (Some(s), Some((kind, v))) = (s, &cl.per[i]) else { continue };
-                let info = self.obj_info(list[i])?;
-                if let Some(n) = Self::obj_step(&info, *s, kind) {
-                    cands.push((i, v.clone()));
-                    nexts.push((i, n));
+                let (Some(s), Some((kind, v))) = (*s, &cl.per[i]) else { continue };
+                let step = match &si {
+                    Some(si) => {
+                        let info = si.infos[i].clone().ok_or_else(|| err!(Schema, "JSON Schema: strict object member without objects"))?;
+                        let m = self.merged(list[i])?;
+                        for (l, p) in &m.prop_names {
+                            for &c in self.ir.dnf(&[*l])?.iter() {
+                                Self::no_format(&*self.merged(c)?, &format!(" (propertyNames at {p})"))?;
+                            }
+                        }
+                        let p = cl.key.as_ref().and_then(|k| si.keys.iter().position(|x| x == k));
+                        Self::obj_step(&info, s, &p.map_or(Kind::Extra, |p| Kind::Declared(p as u32)))
+                    }
+                    None => Self::obj_step(&*self.obj_info(list[i])?, s, kind),
+                };
+                match step {
+                    Ok(n) => {
+                        cands.push((i, v.clone()));
+                        nexts.push((i, n));
+                    }
+                    Err(ORDER) if fixed => continue 'classes,
+                    Err(_) => {}
                 }
             }
-            if cands.is_empty() {
-                continue;
-            }
-            for (vnt, surv) in self.value_alts(list, &cands)? {
+            let alts = if cands.is_empty() { self.none_alts(target)? } else { self.value_alts(list, &cands, target, strict)? };
+            for (vnt, surv) in alts {
                 let Some(st2) = next_states(st.len(), &nexts, surv, target) else { continue };
-                let rest = self.nt(Key::Obj { list: list.clone(), st: st2, target: target.clone(), first: false })?;
+                let rest = self.nt(Key::Obj { list: list.clone(), st: st2, target: target.clone(), first: false, strict })?;
                 let mut rhs = Vec::new();
                 if !first {
                     rhs.push(Symbol::T(comma));
@@ -979,7 +1191,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(())
     }
 
-    fn expand_arr(&mut self, id: NonterminalId, list: &List, st: &[Option<u32>], target: &Target, first: bool) -> Result<()> {
+    fn expand_arr(&mut self, id: NonterminalId, list: &List, st: &[Option<u32>], target: &Target, first: bool, strict: bool) -> Result<()> {
         let (close, comma) = (self.st().close_a, self.st().comma);
         if (!first || self.st().empty_a.is_none()) && self.arr_accepts(list, st, target)? {
             self.rule(id, vec![Symbol::T(close)])?;
@@ -1000,12 +1212,10 @@ impl<'a, 'i> Gen<'a, 'i> {
             cands.push((i, v));
             nexts.push((i, (p + 1).min(info.cap)));
         }
-        if cands.is_empty() {
-            return Ok(());
-        }
-        for (vnt, surv) in self.value_alts(list, &cands)? {
+        let alts = if cands.is_empty() { self.none_alts(target)? } else { self.value_alts(list, &cands, target, strict)? };
+        for (vnt, surv) in alts {
             let Some(st2) = next_states(st.len(), &nexts, surv, target) else { continue };
-            let rest = self.nt(Key::Arr { list: list.clone(), st: st2, target: target.clone(), first: false })?;
+            let rest = self.nt(Key::Arr { list: list.clone(), st: st2, target: target.clone(), first: false, strict })?;
             let mut rhs = Vec::new();
             if !first {
                 rhs.push(Symbol::T(comma));
@@ -1114,6 +1324,26 @@ impl<'a, 'i> Gen<'a, 'i> {
             conflicts: Default::default(),
         })
     }
+}
+
+/// Numbers as written canonically (no exponent, no trailing fraction
+/// zero, no `-0`): one text per value.
+const CANON_NUMBER: &str = r"0|-?[1-9][0-9]*|-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9]";
+
+/// The intersection of full-match regexes as one regex (by lookahead,
+/// compiled away exactly by the regex layer).
+fn conj_regex(list: &[String]) -> std::result::Result<String, String> {
+    if list.len() == 1 {
+        return Ok(list[0].clone());
+    }
+    let mut t = String::new();
+    for (i, r) in list[..list.len() - 1].iter().enumerate() {
+        t.push_str(&crate::regex::look::open('a', i));
+        t.push_str(&format!("(?:{r})$)"));
+    }
+    t.push_str(&format!("(?:{})", list[list.len() - 1]));
+    let h = lang::parse_hir(&t)?;
+    Ok(crate::regex::look::language(&h, false)?.to_string())
 }
 
 /// Pads per-domain intersection lists into one intersection over the union

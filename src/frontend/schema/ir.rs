@@ -158,7 +158,7 @@ const IGNORED: &[&str] = &[
 
 /// Known keywords that change validity and are not enforced.
 const UNSUPPORTED: &[&str] = &[
-    "not", "if", "then", "else", "contains", "minContains", "maxContains", "dependentSchemas", "dependentRequired",
+    "contains", "minContains", "maxContains", "dependentSchemas", "dependentRequired",
     "dependencies", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
 ];
 
@@ -171,12 +171,64 @@ const MAX_DEPTH: usize = crate::limits::Limits::DEFAULT.max_schema_depth;
 const MAX_ANY_OF_DEPTH: usize = crate::limits::Limits::DEFAULT.max_any_of_depth;
 pub const MAX_ENUM: usize = crate::limits::Limits::DEFAULT.max_enum_values;
 
-/// What the builder does with a `oneOf` of several branches (`owner`: the
-/// node holding it) before expanding it like `anyOf`: `Ok(())` to go on,
-/// an error to refuse the schema. The policy lives outside the builder
-/// ([`super::disjoint::one_of_as_any_of`]); the caller of [`Ir::new`]
-/// passes it in.
-pub type OneOfPolicy = fn(&mut Ir<'_>, Loc, &[Loc]) -> Result<()>;
+/// Whether a `oneOf` of several branches (`owner`: the node holding it) may
+/// be expanded like `anyOf` (its branches are provably disjoint); otherwise
+/// it is enforced by its boolean condition ([`Ir::logic`]). The proof lives
+/// outside the builder ([`super::disjoint::one_of_disjoint`]); the caller
+/// of [`Ir::new`] passes it in.
+pub type OneOfPolicy = fn(&mut Ir<'_>, Loc, &[Loc]) -> Result<bool>;
+
+/// Most atoms (conjunctions) one value's `not`/`if`/`oneOf` condition may
+/// combine (its truth table has 2^n rows).
+pub const MAX_LOGIC_ATOMS: usize = 10;
+/// Most formula nodes built for one schema's `not`/`if`/`oneOf` conditions.
+const MAX_LOGIC_WORK: usize = 4096;
+
+/// A boolean condition over conjunctions (atoms): what `not`,
+/// `if`/`then`/`else` and a `oneOf` not proved disjoint say.
+#[derive(Clone, Debug)]
+pub enum F {
+    Atom(ConjId),
+    Not(Box<F>),
+    And(Vec<F>),
+    Or(Vec<F>),
+    /// Exactly one holds.
+    One(Vec<F>),
+}
+
+impl F {
+    fn atoms(&self, out: &mut Vec<ConjId>) {
+        match self {
+            F::Atom(c) => {
+                if !out.contains(c) {
+                    out.push(*c)
+                }
+            }
+            F::Not(f) => f.atoms(out),
+            F::And(v) | F::Or(v) | F::One(v) => v.iter().for_each(|f| f.atoms(out)),
+        }
+    }
+    /// Its value where exactly the atoms of `atoms` in `mask` hold.
+    fn eval(&self, atoms: &[ConjId], mask: u64) -> bool {
+        match self {
+            F::Atom(c) => atoms.iter().position(|a| a == c).is_some_and(|i| mask >> i & 1 == 1),
+            F::Not(f) => !f.eval(atoms, mask),
+            F::And(v) => v.iter().all(|f| f.eval(atoms, mask)),
+            F::Or(v) => v.iter().any(|f| f.eval(atoms, mask)),
+            F::One(v) => v.iter().filter(|f| f.eval(atoms, mask)).count() == 1,
+        }
+    }
+}
+
+/// What a value must satisfy, over conjunctions: `masks: None`, some of
+/// `atoms` (a union); else exactly the atoms of one of `masks` hold (a
+/// truth table: bit i = `atoms[i]`); `mono`: the table is monotone.
+#[derive(Debug)]
+pub struct Logic {
+    pub atoms: Vec<ConjId>,
+    pub masks: Option<std::rc::Rc<[u64]>>,
+    pub mono: bool,
+}
 
 pub struct Ir<'a> {
     pub root: &'a Value,
@@ -212,6 +264,13 @@ pub struct Ir<'a> {
     key_dfas: HashMap<String, usize>,
     dfa_list: Vec<crate::regex::lang::Dfa>,
     one_of: OneOfPolicy,
+    /// Per node: 0 not asked, 1 its oneOf is not expanded (or being
+    /// proved), 2 expanded like anyOf (proved disjoint).
+    one_of_ok: Vec<u8>,
+    /// Set → index into `logic_list` (the map type of `dnf_memo`).
+    logic_memo: HashMap<Set, u32>,
+    logic_list: Vec<std::rc::Rc<Logic>>,
+    logic_work: usize,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -245,6 +304,10 @@ impl<'a> Ir<'a> {
             key_dfas: HashMap::default(),
             dfa_list: Vec::new(),
             one_of,
+            one_of_ok: Vec::new(),
+            logic_memo: HashMap::default(),
+            logic_list: Vec::new(),
+            logic_work: 0,
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
@@ -556,6 +619,9 @@ impl<'a> Ir<'a> {
                     for s in list {
                         br.push(self.schema_loc(s)?);
                     }
+                    if kw == "oneOf" && br.len() > 1 && !self.one_of_expands(l, &br)? {
+                        continue; // enforced by `logic`
+                    }
                     out.push((l, kw, br));
                 }
             }
@@ -578,6 +644,152 @@ impl<'a> Ir<'a> {
         self.dnf_memo.insert(set.to_vec(), self.dnf_list.len() as u32);
         self.dnf_list.push(rc.clone());
         Ok(rc)
+    }
+
+    /// Whether the `oneOf` of `owner` is expanded like `anyOf` (memoized; a
+    /// cycle back to it while proving counts as not proved).
+    fn one_of_expands(&mut self, owner: Loc, branches: &[Loc]) -> Result<bool> {
+        let i = owner as usize;
+        if self.one_of_ok.len() <= i {
+            self.one_of_ok.resize(i + 1, 0);
+        }
+        if self.one_of_ok[i] != 0 {
+            return Ok(self.one_of_ok[i] == 2);
+        }
+        self.one_of_ok[i] = 1;
+        let policy = self.one_of;
+        let b = policy(self, owner, branches)?;
+        self.one_of_ok[i] = 1 + b as u8;
+        Ok(b)
+    }
+
+    /// What a value of the set must satisfy: its DNF, and the conditions of
+    /// `not`, `if`/`then`/`else` and the `oneOf`s not expanded, as a truth
+    /// table over the conjunctions involved ([`Logic`]).
+    pub fn logic(&mut self, set: &[Loc]) -> Result<std::rc::Rc<Logic>> {
+        if let Some(&l) = self.logic_memo.get(set) {
+            return Ok(self.logic_list[l as usize].clone());
+        }
+        let d = self.dnf(set)?;
+        let mut plain = true;
+        for &c in d.iter() {
+            for l in self.conjs[c as usize].clone() {
+                plain &= self.items(l, 0)?.is_empty();
+            }
+        }
+        let lg = if plain {
+            Logic { atoms: d.to_vec(), masks: None, mono: true }
+        } else {
+            let f = self.form(set, 0)?;
+            let mut atoms = Vec::new();
+            f.atoms(&mut atoms);
+            atoms.sort_unstable();
+            if atoms.len() > MAX_LOGIC_ATOMS {
+                let ptr = set.first().map(|&l| self.ptr(l).to_string()).unwrap_or_default();
+                return Err(err!(Limit, "JSON Schema: not/if/oneOf at {ptr} combine more than {MAX_LOGIC_ATOMS} alternatives"));
+            }
+            let masks: Vec<u64> = (0..1u64 << atoms.len()).filter(|&m| f.eval(&atoms, m)).collect();
+            let mono = masks.iter().all(|&m| (0..atoms.len()).all(|i| masks.binary_search(&(m | 1 << i)).is_ok()));
+            // Rows no value can have (the atoms it satisfies share no type).
+            let mut types = Vec::new();
+            for &c in &atoms {
+                types.push(self.merged(c)?.eff_types());
+            }
+            let masks: Vec<u64> = masks.into_iter().filter(|&m| (0..atoms.len()).filter(|i| m >> i & 1 == 1).fold(T_ALL, |t, i| t & types[i]) != 0).collect();
+            Logic { atoms, masks: Some(masks.into()), mono }
+        };
+        let rc = std::rc::Rc::new(lg);
+        self.logic_memo.insert(set.to_vec(), self.logic_list.len() as u32);
+        self.logic_list.push(rc.clone());
+        Ok(rc)
+    }
+
+    /// The formula of a set: some conjunction of its DNF, with the
+    /// conditions its nodes add.
+    fn form(&mut self, set: &[Loc], depth: usize) -> Result<F> {
+        self.logic_work += 1;
+        if depth > MAX_ANY_OF_DEPTH || self.logic_work > MAX_LOGIC_WORK {
+            let ptr = set.first().map(|&l| self.ptr(l).to_string()).unwrap_or_default();
+            return Err(err!(Limit, "JSON Schema: not/if/oneOf at {ptr} nest more than {MAX_ANY_OF_DEPTH} deep or are too many"));
+        }
+        let d = self.dnf(set)?;
+        let mut alts = Vec::new();
+        for &c in d.iter() {
+            // The atom: the nodes that constrain by themselves (applicators
+            // and annotations dropped), so equal conjunctions meet.
+            let own: Set = self.conjs[c as usize].clone().into_iter().filter(|&l| !self.only_applies(l)).collect();
+            let mut parts = vec![F::Atom(self.conj(own)?)];
+            for l in self.conjs[c as usize].clone() {
+                parts.extend(self.items(l, depth + 1)?);
+            }
+            alts.push(F::And(parts));
+        }
+        Ok(F::Or(alts))
+    }
+
+    /// Whether node `l` only applies other schemas or annotates (it
+    /// constrains nothing by its own keywords).
+    fn only_applies(&self, l: Loc) -> bool {
+        const APPLY: &[&str] = &[
+            "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref", "$defs", "definitions", "title", "description",
+            "$comment", "$schema", "$id", "$anchor", "examples", "default",
+        ];
+        match &self.nodes[l as usize] {
+            Node::Schema { v: Value::Bool(true), .. } => true,
+            Node::Schema { v: Value::Object(m), .. } => self.is_ref_only(l) || m.keys().all(|k| APPLY.contains(&k.as_str())),
+            _ => false,
+        }
+    }
+
+    /// The conditions node `l` adds: `not`, `if`/`then`/`else` (draft-07
+    /// and later), a `oneOf` not expanded. `depth` 0: only whether any.
+    fn items(&mut self, l: Loc, depth: usize) -> Result<Vec<F>> {
+        let mut out = Vec::new();
+        if self.is_ref_only(l) {
+            return Ok(out);
+        }
+        let Node::Schema { v: v @ Value::Object(m), .. } = self.nodes[l as usize].clone() else { return Ok(out) };
+        let sub = |ir: &mut Self, s: &'a Value| -> Result<F> {
+            if depth == 0 {
+                return Ok(F::Or(Vec::new()));
+            }
+            let n = ir.schema_loc(s)?;
+            ir.form(&[n], depth)
+        };
+        if let Some(n) = m.get("not") {
+            out.push(F::Not(Box::new(sub(self, n)?)));
+        }
+        if let Some(i) = m.get("if").filter(|_| self.draft_at(v) >= Draft::D7) {
+            let (t, e) = (m.get("then"), m.get("else"));
+            if t.is_some() || e.is_some() {
+                let fi = sub(self, i)?;
+                let yes = match t {
+                    Some(t) => F::And(vec![fi.clone(), sub(self, t)?]),
+                    None => fi.clone(),
+                };
+                let no = match e {
+                    Some(e) => F::And(vec![F::Not(Box::new(fi)), sub(self, e)?]),
+                    None => F::Not(Box::new(fi)),
+                };
+                out.push(F::Or(vec![yes, no]));
+            }
+        }
+        if let Some(Value::Array(list)) = m.get("oneOf") {
+            if list.len() > 1 {
+                let mut br = Vec::new();
+                for s in list {
+                    br.push(self.schema_loc(s)?);
+                }
+                if !self.one_of_expands(l, &br)? {
+                    let mut fs = Vec::new();
+                    for s in list {
+                        fs.push(sub(self, s)?);
+                    }
+                    out.push(F::One(fs));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// `set`: the closure of `roots` with the branches `chosen` so far.
@@ -614,10 +826,6 @@ impl<'a> Ir<'a> {
                 Ok(())
             }
             Some((owner, kw, branches)) => {
-                if kw == "oneOf" && branches.len() > 1 {
-                    let policy = self.one_of;
-                    policy(self, owner, &branches)?;
-                }
                 for b in branches {
                     chosen.push((owner, kw, b));
                     let s = self.close(roots, chosen)?;
@@ -886,7 +1094,7 @@ impl<'a> Ir<'a> {
                         return Err(err!(Schema, "JSON Schema: malformed `{k}` at {at}"));
                     }
                 }
-                "allOf" | "anyOf" | "oneOf" | "$ref" => {}
+                "allOf" | "anyOf" | "oneOf" | "$ref" | "not" | "if" | "then" | "else" => {}
                 k if UNSUPPORTED.contains(&k) => self.unsupported(k, &kp)?,
                 k if IGNORED.contains(&k) => {}
                 _ => {} // unknown keywords are annotations

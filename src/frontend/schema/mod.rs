@@ -72,7 +72,7 @@ pub fn to_cfg(schema: &Value, opts: &SchemaOptions) -> Result<SchemaGrammar> {
 /// embedding into another grammar).
 pub fn to_cfg_prefixed(schema: &Value, opts: &SchemaOptions, prefix: &str) -> Result<SchemaGrammar> {
     let layout = layout(schema, opts)?;
-    let mut ir = ir::Ir::new(schema, &opts.refs, opts.clone(), disjoint::one_of_as_any_of)?;
+    let mut ir = ir::Ir::new(schema, &opts.refs, opts.clone(), disjoint::one_of_disjoint)?;
     let root = ir.schema_loc(schema)?;
     let cfg = gen::Gen::new(&mut ir, &layout, prefix)?.run(&vec![root])?;
     Ok(SchemaGrammar { cfg, warnings: ir.warnings })
@@ -164,7 +164,13 @@ fn ser(v: &Value, spaced: bool, rank: &HashMap<String, usize>, out: &mut String)
 /// wins): `properties` keys, `required` entries and the keys dependencies
 /// name, depth-first.
 pub fn key_rank(schema: &Value) -> HashMap<String, usize> {
-    let mut rank = HashMap::new();
+    rank_of(schema).into_iter().collect()
+}
+
+/// [`key_rank`] in the crate's map (the generator's strict key order).
+pub(crate) fn rank_of(schema: &Value) -> crate::hash::FxMap<String, usize> {
+    use crate::hash::FxMap as HashMap;
+    let mut rank = HashMap::default();
     fn walk(v: &Value, rank: &mut HashMap<String, usize>, depth: usize) {
         if depth > crate::limits::Limits::DEFAULT.max_schema_depth {
             return;

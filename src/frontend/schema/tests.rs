@@ -31,16 +31,14 @@ fn basic_schemas_build() {
 #[test]
 fn errors() {
     let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err();
-    assert!(e(json!({"not": {}})).message().contains("`not` at #/not"));
-    assert!(e(json!({"properties": {"a": {"if": {}}}})).message().contains("#/properties/a/if"));
+    assert!(e(json!({"properties": {"a": {"contains": {}}}})).message().contains("#/properties/a/contains"));
     assert!(e(json!({"$ref": "#/nowhere"})).message().contains("unresolvable"));
     assert!(e(json!({"type": "array", "minItems": 3, "maxItems": 2})).message().contains("unsatisfiable"));
     assert!(e(json!({"$ref": "http://example.com/s.json"})).message().contains("remote"));
     let m = e(json!({"properties": {"a": {"pattern": "(a)\\1"}}})).message().to_string();
     assert!(m.contains("pattern") && m.contains("#/properties/a") && m.contains("backreference"), "{m}");
-    assert!(e(json!({"oneOf": [{"type": "string"}, {"minLength": 2}]})).message().contains("oneOf"));
-    let g = to_cfg(&json!({"not": {}, "x-foo": 1}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
-    assert!(g.warnings.iter().any(|w| w.contains("not")));
+    let g = to_cfg(&json!({"contains": {}, "x-foo": 1}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
+    assert!(g.warnings.iter().any(|w| w.contains("contains")));
 }
 
 #[test]
@@ -54,8 +52,8 @@ fn json_in_lark() {
     assert!(o.check(br#"<tool_call>{"name":"x"}</tool_call>"#).is_ok());
     assert!(o.check(br#"<tool_call>{"n": 3}</tool_call>"#).is_err());
     assert!(o.check(br#"<tool_call>{"name": 1}</tool_call>"#).is_err());
-    let e = crate::constraint::parse_lark("start: %json {\"not\": {}}\n", "t.lark", None, &|_| None).unwrap_err();
-    assert!(e.message().contains("t.lark:1") && e.message().contains("`not`"), "{e:?}");
+    let e = crate::constraint::parse_lark("start: %json {\"contains\": {}}\n", "t.lark", None, &|_| None).unwrap_err();
+    assert!(e.message().contains("t.lark:1") && e.message().contains("`contains`"), "{e:?}");
 }
 
 #[test]
@@ -330,4 +328,50 @@ fn uri_resolution_rfc3986() {
     }
     assert_eq!(super::ir::resolve_uri("", "#/a"), "#/a");
     assert_eq!(super::ir::resolve_uri("urn:uuid:1234", "#foo"), "urn:uuid:1234#foo");
+}
+
+#[test]
+fn logic_by_complement() {
+    let c = |s: Value, good: &[&str], bad: &[&str]| refs_case(s, &[], false, good, bad);
+    c(json!({"not": {"type": "string"}}), &["1", "null", "{}", "[\"a\"]", "true"], &["\"a\"", "\"\""]);
+    c(json!({"type": "string", "not": {"pattern": "^a"}}), &["\"b\"", "\"\""], &["\"a\"", "\"abc\"", "1"]);
+    c(json!({"not": {"type": "string", "minLength": 2, "pattern": "x"}}), &["\"x\"", "\"ab\"", "3"], &["\"xy\"", "\"axb\""]);
+    c(json!({"type": "integer", "not": {"minimum": 3, "maximum": 5}}), &["2", "6", "-1"], &["3", "4", "5", "2.5"]);
+    c(json!({"not": {"type": "object", "required": ["a"]}}), &["{}", "{\"b\":1}", "1"], &["{\"a\":1}", "{\"a\":1,\"b\":2}"]);
+    c(
+        json!({"type": "object", "not": {"properties": {"a": {"type": "string"}}}}),
+        &["{\"a\":1}", "{\"a\":2,\"b\":1}"],
+        &["{}", "{\"a\":\"x\"}", "{\"b\":1}"],
+    );
+    c(json!({"not": {"additionalProperties": false}}), &["{\"x\":1}"], &["{}", "1"]);
+    c(json!({"not": {"type": "array", "maxItems": 1}}), &["[1,2]", "{}"], &["[]", "[1]"]);
+    c(json!({"not": {"type": "array", "items": {"type": "integer"}}}), &["[1,\"a\"]", "[\"a\"]"], &["[]", "[1,2]"]);
+    c(json!({"not": {"not": {"type": "null"}}}), &["null"], &["1", "{}"]);
+    c(json!({"if": {"type": "integer"}, "then": {"minimum": 3}, "else": {"type": "string"}}), &["3", "\"a\""], &["2", "null", "1.5"]);
+    c(json!({"if": {"required": ["a"]}, "then": {"required": ["b"]}}), &["{}", "{\"a\":1,\"b\":2}", "{\"b\":1}", "1"], &["{\"a\":1}"]);
+    c(json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}), &["1", "2.5", "\"a\""], &["2", "3"]);
+    c(json!({"oneOf": [{"type": "string"}, {"minLength": 2}]}), &["\"a\"", "3"], &["\"ab\""]);
+    c(
+        json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        &["{\"a\":1}", "{\"b\":1}"],
+        &["{}", "{\"a\":1,\"b\":2}"],
+    );
+    // S ∧ ¬S and S ∨ ¬S.
+    let s = json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 2}, "b": {"type": "array", "items": {"type": "integer"}}}, "required": ["a"]});
+    let e = to_cfg(&json!({"allOf": [s.clone(), {"not": s.clone()}]}), &SchemaOptions::default()).unwrap_err();
+    assert!(e.message().contains("unsatisfiable"), "{e:?}");
+    c(json!({"anyOf": [s.clone(), {"not": s}]}), &["{\"a\":\"x\"}", "{\"a\":\"xyz\"}", "{\"a\":1,\"b\":[1]}", "{\"b\":[\"x\"]}", "{\"a\":\"x\",\"b\":[1.5]}", "1", "[]"], &[]);
+    // Recursion through a property; cycles through `not`/`oneOf` alone are a named limit.
+    c(json!({"properties": {"x": {"not": {"$ref": "#"}}}}), &["{}", "{\"x\":{\"x\":1}}"], &["{\"x\":1}", "{\"x\":{}}"]);
+    for s in [json!({"not": {"$ref": "#"}}), json!({"$defs": {"a": {"oneOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}, "$ref": "#/$defs/a"})] {
+        let e = to_cfg(&s, &SchemaOptions::default()).unwrap_err();
+        assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("not/if/oneOf at #"), "{s}: {e:?}");
+    }
+    // A format is not complemented (its check may be stricter than a validator's).
+    for s in [json!({"not": {"format": "date-time"}}), json!({"not": {"type": "object", "propertyNames": {"format": "email"}}})] {
+        let m = to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
+        assert!(m.contains("`format` at #/not/") && m.contains("under not/if/oneOf"), "{s}: {m}");
+    }
+    // Out of schema order, a negated member is not taken as failed.
+    c(json!({"not": {"properties": {"a": {}, "b": {}}, "required": ["a", "b"]}}), &["{\"a\":1}", "{\"b\":1}"], &["{\"a\":1,\"b\":2}", "{\"b\":1,\"a\":2}"]);
 }
