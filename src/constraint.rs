@@ -143,21 +143,16 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
     }
 }
 
-/// A GBNF / EBNF grammar → [`Cfg`] ([`crate::frontend::gbnf::to_cfg`]),
-/// checked to be LALR(1) after lexer extraction: a conflict is refused
-/// (the general parser for grammars that are not LALR(1) is not built yet).
+/// A GBNF / EBNF grammar → [`Cfg`] ([`crate::frontend::gbnf::to_cfg`]).
+/// A grammar that is not LALR(1) after lexer extraction runs on the general
+/// parser ([`ConflictPolicy::General`](crate::grammar::ConflictPolicy::General)).
 pub fn gbnf_cfg(text: &str, file: &str, dialect: crate::frontend::gbnf::Dialect, start: Option<&str>) -> Result<Cfg> {
-    let cfg = crate::frontend::gbnf::to_cfg(text, file, dialect, start)?;
+    let mut cfg = crate::frontend::gbnf::to_cfg(text, file, dialect, start)?;
     if let Err(e) = crate::parser::lalr::build(&cfg) {
         if e.kind() != crate::ErrorKind::Conflict {
             return Err(e);
         }
-        return Err(err!(
-            Conflict,
-            "{file}: {} grammar not supported yet: after lexer extraction it is not LALR(1), and grammask's general parser (for any context-free grammar) is not built yet. {}",
-            dialect.name(),
-            e.message()
-        ));
+        cfg.conflicts = crate::grammar::ConflictPolicy::General;
     }
     Ok(cfg)
 }

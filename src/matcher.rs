@@ -239,7 +239,8 @@ impl Matcher {
             // Computed directly (a first visit over budget): always worth caching.
             usize::MAX
         };
-        if self.cache_cap == 0 || work < self.cache_min {
+        // The general parser's state is its whole chart: no cache key.
+        if self.cache_cap == 0 || work < self.cache_min || state.parser.earley().is_some() {
             self.compute_into(state, out);
             self.add_tokens(state, out);
             return;
