@@ -67,6 +67,9 @@ mod imp {
         pub fn accepts_eof(&self) -> bool {
             match self.0 {}
         }
+        pub fn state_id(&self) -> usize {
+            match self.0 {}
+        }
     }
 }
 

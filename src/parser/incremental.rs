@@ -401,6 +401,14 @@ impl<'a> IncCursor<'a> {
         }
     }
 
+    /// For the general parser: an id of the current item set. Two cursors
+    /// of one parser with the same id accept the same continuations (valid
+    /// while either cursor lives).
+    #[inline]
+    pub fn general_state(&self) -> Option<usize> {
+        self.ey.as_ref().map(|c| c.state_id())
+    }
+
     /// Feed several symbols.
     #[inline]
     pub fn push_all(&mut self, g: &IncTables, syms: &[Sym]) -> bool {

@@ -1,6 +1,7 @@
 //! The general parser's implementation (feature `compiler`; see [`super`]).
 
 use crate::grammar::{Cfg, Symbol};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 const END: u32 = u32::MAX;
@@ -151,12 +152,12 @@ impl EarleyTables {
         !self.starts[start as usize].is_empty()
     }
 
-    /// The closure of `kernel` (items of set `i`, origins `< i`) by
-    /// prediction and completion; `at(j)` is set `j < i`. Items with origin
-    /// `i` come from the precomputed prediction closures and need no
+    /// The closure of `kernel` (items of the new set, their origins earlier
+    /// sets) by prediction and completion. Items whose origin is the new set
+    /// itself come from the precomputed prediction closures and need no
     /// processing: they predict nothing new, and one that is complete
     /// derived ε (its lhs was stepped over where it was predicted).
-    fn close<'s>(&self, kernel: &[u64], i: u32, at: &dyn Fn(u32) -> &'s ESet) -> ESet {
+    fn close(&self, kernel: &[(u32, Rc<Node>)]) -> Node {
         SCRATCH.with(|sc| {
             let sc = &mut *sc.borrow_mut();
             let nt = self.n_terms;
@@ -165,88 +166,111 @@ impl EarleyTables {
             sc.seen.clear();
             sc.old.clear();
             sc.new.clear();
-            for &it in kernel {
-                if sc.seen.insert(it) {
-                    sc.old.push(it);
+            for (p, o) in kernel {
+                if sc.seen.insert((*p, Rc::as_ptr(o) as usize)) {
+                    sc.old.push((*p, Rc::clone(o)));
                 }
             }
+            let mut accept = false;
             let mut k = 0;
             while k < sc.old.len() {
-                let it = sc.old[k];
+                let (pos, ref origin) = sc.old[k];
+                let origin = Rc::clone(origin);
                 k += 1;
-                let (pos, origin) = ((it >> 32) as u32, it as u32);
                 match self.sym[pos as usize] {
                     END => {
+                        // Only the augmented rule's end is `accept_pos`, and
+                        // `S'` is predicted in the first set only.
+                        accept |= pos == self.accept_pos;
                         let a = self.lhs[pos as usize] + nt;
-                        for &w in at(origin).waiting(a) {
-                            let x = w + (1 << 32);
-                            if sc.seen.insert(x) {
-                                sc.old.push(x);
+                        let (lo, hi) = origin.waiting(a);
+                        for q in lo..hi {
+                            let o = origin.org[q].as_ref().unwrap_or(&origin);
+                            let x = origin.pos[q] + 1;
+                            if sc.seen.insert((x, Rc::as_ptr(o) as usize)) {
+                                sc.old.push((x, Rc::clone(o)));
                             }
                         }
                     }
                     s if s >= nt => {
                         let n = (s - nt) as usize;
-                        self.predict(n, i, &mut sc.predicted, &mut sc.new);
-                        if self.nullable[n] {
-                            let x = it + (1 << 32);
-                            if sc.seen.insert(x) {
-                                sc.old.push(x);
-                            }
+                        self.predict(n, &mut sc.predicted, &mut sc.new);
+                        if self.nullable[n] && sc.seen.insert((pos + 1, Rc::as_ptr(&origin) as usize)) {
+                            sc.old.push((pos + 1, origin));
                         }
                     }
                     _ => {}
                 }
             }
-            self.finish(sc)
+            self.finish(sc, accept)
         })
     }
 
-    /// Adds the prediction closure of nonterminal `n` (origin `i`) to `new`.
+    /// Adds the prediction closure of nonterminal `n` (origin: the new set) to `new`.
     #[inline]
-    fn predict(&self, n: usize, i: u32, predicted: &mut [u64], new: &mut Vec<u64>) {
+    fn predict(&self, n: usize, predicted: &mut [u64], new: &mut Vec<u32>) {
         if predicted[n >> 6] >> (n & 63) & 1 == 1 {
             return;
         }
         for &m in &self.pred_nts[n] {
             predicted[m as usize >> 6] |= 1 << (m & 63);
         }
-        new.extend(self.pred[n].iter().map(|&p| (p as u64) << 32 | i as u64));
+        new.extend_from_slice(&self.pred[n]);
     }
 
-    fn finish(&self, sc: &mut Scratch) -> ESet {
-        let accept = sc.old.iter().chain(&sc.new).any(|&it| it == (self.accept_pos as u64) << 32);
-        // (symbol, item) packed in a u128: one sort, no tuple vector.
+    /// The new set's items that wait on a symbol, sorted by (symbol,
+    /// position, origin); `accept`: the augmented rule completed.
+    fn finish(&self, sc: &mut Scratch, accept: bool) -> Node {
         sc.wait.clear();
-        for &it in sc.old.iter().chain(&sc.new) {
-            let x = self.sym[(it >> 32) as usize];
+        for (i, (p, _)) in sc.old.iter().enumerate() {
+            let x = self.sym[*p as usize];
             if x != END {
-                sc.wait.push((x as u128) << 64 | it as u128);
+                sc.wait.push((x, *p, i as u32));
             }
         }
-        sc.wait.sort_unstable();
-        sc.wait.dedup();
-        let syms = sc.wait.iter().map(|&w| (w >> 64) as u32).collect();
-        let items = sc.wait.iter().map(|&w| w as u64).collect();
-        ESet { syms, items, accept }
+        let mut accept = accept;
+        for &p in &sc.new {
+            let x = self.sym[p as usize];
+            if x != END {
+                sc.wait.push((x, p, u32::MAX));
+            } else {
+                accept |= p == self.accept_pos;
+            }
+        }
+        // Kernel and completed items are distinct (position, origin) pairs;
+        // predicted ones are distinct positions: ties only between an item
+        // with an earlier origin and a predicted one, ordered by origin.
+        let old = &sc.old;
+        let key = |&(x, p, i): &(u32, u32, u32)| (x, p, if i == u32::MAX { 0 } else { Rc::as_ptr(&old[i as usize].1) as usize });
+        sc.wait.sort_unstable_by_key(key);
+        let mut n = Node { syms: Vec::with_capacity(sc.wait.len()), pos: Vec::with_capacity(sc.wait.len()), org: Vec::with_capacity(sc.wait.len()), accept, epoch: Cell::new(u32::MAX) };
+        let mut last = (u32::MAX, u32::MAX, usize::MAX);
+        for w in &sc.wait {
+            // Prediction closures of different nonterminals overlap.
+            let k = key(w);
+            if k == last {
+                continue;
+            }
+            last = k;
+            let &(x, p, i) = w;
+            n.syms.push(x);
+            n.pos.push(p);
+            n.org.push((i != u32::MAX).then(|| Rc::clone(&old[i as usize].1)));
+        }
+        n
     }
 
     /// The first item set.
-    fn first(&self) -> ESet {
+    fn first(&self) -> Node {
         SCRATCH.with(|sc| {
             let sc = &mut *sc.borrow_mut();
             sc.predicted.clear();
             sc.predicted.resize(self.starts.len().div_ceil(64), 0);
             sc.old.clear();
             sc.new.clear();
-            self.predict(self.starts.len() - 1, 0, &mut sc.predicted, &mut sc.new);
-            self.finish(sc)
+            self.predict(self.starts.len() - 1, &mut sc.predicted, &mut sc.new);
+            self.finish(sc, false)
         })
-    }
-
-    /// The kernel of the set after `top` on terminal `t` (empty: rejected).
-    fn scan(&self, top: &ESet, t: u32) -> Vec<u64> {
-        top.waiting(t).iter().map(|&w| w + (1 << 32)).collect()
     }
 }
 
@@ -254,48 +278,140 @@ impl EarleyTables {
 #[derive(Default)]
 struct Scratch {
     predicted: Vec<u64>,
-    seen: crate::hash::FxSet<u64>,
-    old: Vec<u64>,
-    new: Vec<u64>,
-    wait: Vec<u128>,
+    seen: crate::hash::FxSet<(u32, usize)>,
+    old: Vec<(u32, Rc<Node>)>,
+    new: Vec<u32>,
+    wait: Vec<(u32, u32, u32)>,
 }
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-/// One Earley item set: its items that wait on a symbol, sorted by that
-/// symbol (what scanning and completion look up), and whether the
-/// augmented start rule is complete with origin 0.
+/// One Earley item set: its items that wait on a symbol, sorted by (that
+/// symbol, rhs position, origin), and whether the augmented start rule is
+/// complete (with origin the first set: `S'` is predicted there only).
+///
+/// An item's origin is the item set where it started, held by reference
+/// (`None`: this set itself), not by index: a set is a value of its items,
+/// whatever its place in the chart. So sets are hash-consed ([`Cache`]) and
+/// the set after `(set, terminal)` is computed once: the sets a mask walk
+/// visits form an automaton built lazily (inside an identifier of a
+/// character-level grammar, the set after `ab` is the set after `abc`).
 #[derive(Debug)]
-pub struct ESet {
+pub struct Node {
     syms: Vec<u32>,
-    items: Vec<u64>,
+    pos: Vec<u32>,
+    org: Vec<Option<Rc<Node>>>,
     accept: bool,
+    /// The [`Cache`] epoch that interned this set (`u32::MAX`: none).
+    epoch: Cell<u32>,
 }
 
-impl ESet {
-    fn waiting(&self, s: u32) -> &[u64] {
+impl Node {
+    fn waiting(&self, s: u32) -> (usize, usize) {
         let a = self.syms.partition_point(|&x| x < s);
         let b = a + self.syms[a..].partition_point(|&x| x == s);
-        &self.items[a..b]
+        (a, b)
+    }
+
+    fn same_items(&self, o: &Node) -> bool {
+        self.accept == o.accept && self.syms == o.syms && self.pos == o.pos && self.org.iter().zip(&o.org).all(|(a, b)| ptr(a) == ptr(b))
+    }
+
+    fn hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::hash::FxHasher::default();
+        self.accept.hash(&mut h);
+        self.syms.hash(&mut h);
+        self.pos.hash(&mut h);
+        for o in &self.org {
+            h.write_usize(ptr(o));
+        }
+        h.finish()
     }
 }
 
-/// A committed Earley parse: the item sets so far. `Clone` is O(1).
+fn ptr(o: &Option<Rc<Node>>) -> usize {
+    o.as_ref().map_or(0, |n| Rc::as_ptr(n) as usize)
+}
+
+impl Drop for Node {
+    /// Iteratively: a chain of sets each holding the previous one by its
+    /// origins would otherwise drop recursively, as deep as the input is long.
+    fn drop(&mut self) {
+        let mut stack: Vec<Rc<Node>> = self.org.drain(..).flatten().collect();
+        while let Some(n) = stack.pop() {
+            if let Ok(mut n) = Rc::try_unwrap(n) {
+                stack.extend(n.org.drain(..).flatten());
+            }
+        }
+    }
+}
+
+/// Most items the [`Cache`] holds before it starts over (16 bytes each).
+const CACHE_ITEMS: usize = 1 << 20;
+
+/// The hash-consed item sets and the transitions between them, shared by a
+/// parser and its clones and cursors. Only a cache: clearing it loses
+/// sharing, never a parse (parsers and cursors hold their sets).
+#[derive(Default)]
+struct Cache {
+    /// Per content hash: the interned sets with it.
+    sets: crate::hash::FxMap<u64, Vec<Rc<Node>>>,
+    /// (set address, terminal) → the next set (`None`: rejected). Keys are
+    /// sets of the current epoch, which `sets` keeps alive.
+    next: crate::hash::FxMap<(usize, u32), Option<Rc<Node>>>,
+    items: usize,
+    epoch: u32,
+}
+
+impl Cache {
+    fn intern(&mut self, n: Node) -> Rc<Node> {
+        if self.items > CACHE_ITEMS {
+            self.sets.clear();
+            self.next.clear();
+            self.items = 0;
+            self.epoch += 1;
+        }
+        let bucket = self.sets.entry(n.hash()).or_default();
+        if let Some(m) = bucket.iter().find(|m| m.same_items(&n)) {
+            return Rc::clone(m);
+        }
+        self.items += n.syms.len() + 1;
+        n.epoch.set(self.epoch);
+        let n = Rc::new(n);
+        bucket.push(Rc::clone(&n));
+        n
+    }
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cache({} items)", self.items)
+    }
+}
+
+/// A committed Earley parse: its last item set (which holds, through the
+/// origins of its items, every earlier set it can still complete).
+/// `Clone` is O(1).
 #[derive(Clone, Debug)]
 pub struct EarleyParser {
-    sets: Rc<Vec<Rc<ESet>>>,
+    top: Rc<Node>,
+    cache: Rc<RefCell<Cache>>,
+    len: usize,
 }
 
 impl EarleyParser {
     pub fn new(t: &EarleyTables) -> Self {
-        EarleyParser { sets: Rc::new(vec![Rc::new(t.first())]) }
+        let mut cache = Cache::default();
+        let top = cache.intern(t.first());
+        EarleyParser { top, cache: Rc::new(RefCell::new(cache)), len: 1 }
     }
 
     /// A cursor at the current state.
     pub fn cursor(&self) -> EarleyCursor<'_> {
-        EarleyCursor { base: &self.sets, ext: None, len: self.sets.len() as u32 }
+        EarleyCursor { top: Rc::clone(&self.top), cache: &self.cache }
     }
 
     /// Consume `terms`; false (and the parser unchanged) if one is rejected.
@@ -304,85 +420,83 @@ impl EarleyParser {
         if !terms.iter().all(|&x| c.feed(t, x)) {
             return false;
         }
-        let mut added = Vec::new();
-        let mut e = c.ext;
-        while let Some(x) = e {
-            let x = Rc::try_unwrap(x).unwrap_or_else(|rc| Ext { set: Rc::clone(&rc.set), parent: rc.parent.clone() });
-            added.push(x.set);
-            e = x.parent;
-        }
-        let v = Rc::make_mut(&mut self.sets);
-        v.extend(added.into_iter().rev());
+        self.top = c.top;
+        self.len += terms.len();
         true
     }
 
     /// Number of item sets (terminals consumed + 1).
     pub fn len(&self) -> usize {
-        self.sets.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
         false
     }
 
-    /// Same chart (shared, or equal item sets)?
+    /// Same item set (then both accept the same continuations)?
     pub fn same(&self, o: &EarleyParser) -> bool {
-        Rc::ptr_eq(&self.sets, &o.sets)
-            || (self.sets.len() == o.sets.len() && self.sets.iter().zip(o.sets.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || (a.syms == b.syms && a.items == b.items && a.accept == b.accept)))
+        Rc::ptr_eq(&self.top, &o.top) || self.top.same_items(&o.top)
     }
-}
-
-#[derive(Debug)]
-struct Ext {
-    set: Rc<ESet>,
-    parent: Option<Rc<Ext>>,
 }
 
 /// A non-mutating view of an [`EarleyParser`] that terminals are fed into;
 /// `Clone` is O(1).
 #[derive(Clone, Debug)]
 pub struct EarleyCursor<'a> {
-    base: &'a [Rc<ESet>],
-    ext: Option<Rc<Ext>>,
-    len: u32,
+    top: Rc<Node>,
+    cache: &'a RefCell<Cache>,
 }
 
 impl EarleyCursor<'_> {
-    fn at(&self, j: u32) -> &ESet {
-        if (j as usize) < self.base.len() {
-            return &self.base[j as usize];
-        }
-        let mut e = self.ext.as_deref().expect("set index within the cursor");
-        for _ in j + 1..self.len {
-            e = e.parent.as_deref().expect("set index within the cursor");
-        }
-        &e.set
-    }
-
-    fn top(&self) -> &ESet {
-        match &self.ext {
-            Some(e) => &e.set,
-            None => &self.base[self.base.len() - 1],
-        }
-    }
-
     /// Feed terminal `x`; false if it is rejected (the cursor is then unusable).
     pub fn feed(&mut self, t: &EarleyTables, x: u32) -> bool {
         if x >= t.n_terms {
             return false;
         }
-        let kernel = t.scan(self.top(), x);
-        if kernel.is_empty() {
-            return false;
+        let mut c = self.cache.borrow_mut();
+        let key = (Rc::as_ptr(&self.top) as usize, x);
+        let cached = self.top.epoch.get() == c.epoch;
+        if cached {
+            if let Some(r) = c.next.get(&key) {
+                return match r {
+                    Some(n) => {
+                        self.top = Rc::clone(n);
+                        true
+                    }
+                    None => false,
+                };
+            }
         }
-        let set = t.close(&kernel, self.len, &|j| self.at(j));
-        self.ext = Some(Rc::new(Ext { set: Rc::new(set), parent: self.ext.take() }));
-        self.len += 1;
-        true
+        let top = &self.top;
+        let (lo, hi) = top.waiting(x);
+        let r = if lo == hi {
+            None
+        } else {
+            let kernel: Vec<(u32, Rc<Node>)> = (lo..hi).map(|q| (top.pos[q] + 1, Rc::clone(top.org[q].as_ref().unwrap_or(top)))).collect();
+            Some(c.intern(t.close(&kernel)))
+        };
+        // `intern` may have started a new epoch: then `top` is no longer kept.
+        if cached && self.top.epoch.get() == c.epoch {
+            c.next.insert(key, r.clone());
+        }
+        match r {
+            Some(n) => {
+                self.top = n;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Can the input end here?
     pub fn accepts_eof(&self) -> bool {
-        self.top().accept
+        self.top.accept
+    }
+
+    /// The address of the current item set (see [`Node`]): equal sets of
+    /// one cache are one value.
+    pub fn state_id(&self) -> usize {
+        Rc::as_ptr(&self.top) as usize
     }
 }
