@@ -349,26 +349,33 @@ impl Drop for Node {
     }
 }
 
-/// Most items the [`Cache`] holds before it starts over (16 bytes each).
+/// Most items and transitions the [`Cache`] holds before it starts over
+/// (16 bytes each, and the maps' slots).
 const CACHE_ITEMS: usize = 1 << 20;
 
 /// The hash-consed item sets and the transitions between them, shared by a
 /// parser and its clones and cursors. Only a cache: clearing it loses
 /// sharing, never a parse (parsers and cursors hold their sets).
-#[derive(Default)]
 struct Cache {
     /// Per content hash: the interned sets with it.
     sets: crate::hash::FxMap<u64, Vec<Rc<Node>>>,
     /// (set address, terminal) → the next set (`None`: rejected). Keys are
     /// sets of the current epoch, which `sets` keeps alive.
     next: crate::hash::FxMap<(usize, u32), Option<Rc<Node>>>,
+    /// Items of the interned sets, plus transitions.
     items: usize,
     epoch: u32,
+    /// [`CACHE_ITEMS`] (smaller in tests).
+    limit: usize,
 }
 
 impl Cache {
+    fn new(limit: usize) -> Cache {
+        Cache { sets: Default::default(), next: Default::default(), items: 0, epoch: 0, limit }
+    }
+
     fn intern(&mut self, n: Node) -> Rc<Node> {
-        if self.items > CACHE_ITEMS {
+        if self.items > self.limit {
             self.sets.clear();
             self.next.clear();
             self.items = 0;
@@ -404,7 +411,12 @@ pub struct EarleyParser {
 
 impl EarleyParser {
     pub fn new(t: &EarleyTables) -> Self {
-        let mut cache = Cache::default();
+        Self::with_cache_limit(t, CACHE_ITEMS)
+    }
+
+    /// With a cache of at most about `limit` items before it starts over.
+    fn with_cache_limit(t: &EarleyTables, limit: usize) -> Self {
+        let mut cache = Cache::new(limit);
         let top = cache.intern(t.first());
         EarleyParser { top, cache: Rc::new(RefCell::new(cache)), len: 1 }
     }
@@ -479,6 +491,7 @@ impl EarleyCursor<'_> {
         // `intern` may have started a new epoch: then `top` is no longer kept.
         if cached && self.top.epoch.get() == c.epoch {
             c.next.insert(key, r.clone());
+            c.items += 1;
         }
         match r {
             Some(n) => {
@@ -498,5 +511,63 @@ impl EarleyCursor<'_> {
     /// one cache are one value.
     pub fn state_id(&self) -> usize {
         Rc::as_ptr(&self.top) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With a cache that starts over every few sets (sharing lost, sets of
+    /// earlier epochs still held by cursors), every answer on random walks
+    /// equals the textbook recognizer's and the default cache's.
+    #[test]
+    fn small_cache_agrees_with_reference() {
+        let g = "root ::= (expr \"=\" ws term \"\\n\")+\nexpr ::= term ([-+*/] term)*\nterm ::= ident | num | \"(\" ws expr \")\" ws\nident ::= [a-z] [a-z0-9_]* ws\nnum ::= [0-9]+ ws\nws ::= [ \\t\\n]*\n";
+        let cfg = crate::constraint::gbnf_cfg(g, "a.gbnf", crate::frontend::gbnf::Dialect::Gbnf, None).unwrap();
+        assert_eq!(cfg.conflicts, crate::grammar::ConflictPolicy::General);
+        let t = EarleyTables::new(&cfg).unwrap();
+        let r = crate::reference::earley::RefEarley::new(&cfg);
+        let n = t.n_terms();
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        let mut checked = 0;
+        for limit in [0, 40, 1000] {
+            for _walk in 0..4 {
+                let (mut small, mut big, mut rp) = (EarleyParser::with_cache_limit(&t, limit), EarleyParser::new(&t), r.start());
+                // Earlier parsers (clones sharing the cache): their sets
+                // outlive cache epochs and are fed again later.
+                let mut hist: Vec<(EarleyParser, crate::reference::earley::RefEarleyParse)> = Vec::new();
+                for _ in 0..60 {
+                    assert_eq!(small.cursor().accepts_eof(), r.accepts_eof(&rp));
+                    assert_eq!(big.cursor().accepts_eof(), r.accepts_eof(&rp));
+                    let mut ok = Vec::new();
+                    for x in 0..n {
+                        let mut q = rp.clone();
+                        let want = r.feed(&mut q, x);
+                        assert_eq!(small.cursor().feed(&t, x), want, "limit {limit}: terminal {x}");
+                        assert_eq!(big.cursor().feed(&t, x), want);
+                        checked += 1;
+                        if want {
+                            ok.push((x, q));
+                        }
+                    }
+                    if ok.is_empty() {
+                        break;
+                    }
+                    let (x, q) = ok.swap_remove(next() as usize % ok.len());
+                    assert!(small.consume(&t, &[x]) && big.consume(&t, &[x]));
+                    rp = q;
+                    hist.push((small.clone(), rp.clone()));
+                    let (p, q) = &hist[next() as usize % hist.len()];
+                    let x = next() % n;
+                    assert_eq!(p.cursor().feed(&t, x), r.feed(&mut q.clone(), x), "limit {limit}: an earlier parser, terminal {x}");
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 }
