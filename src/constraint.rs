@@ -207,13 +207,24 @@ pub fn embedded_schema(schema: &serde_json::Value, prefix: &str) -> Result<Cfg> 
 /// A Lark grammar → [`Cfg`] ([`crate::frontend::lark::parse_grammar`]), with
 /// `%json` compiled by the schema front end ([`embedded_schema`]).
 pub fn parse_lark(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> Result<Cfg> {
-    crate::frontend::lark::parse_grammar(text, file_name, start, resolve, &embedded_schema)
+    crate::frontend::lark::parse_grammar(text, file_name, start, resolve, &embedded_schema).map(lark_earley)
+}
+
+/// A `%parser earley` Lark grammar (the front end gives it
+/// [`ConflictPolicy::Strict`](crate::grammar::ConflictPolicy::Strict); other
+/// Lark grammars keep Lark's conflict rules): its LALR(1) tables when they
+/// are conflict-free, else the general parser.
+fn lark_earley(mut cfg: Cfg) -> Cfg {
+    if cfg.conflicts == crate::grammar::ConflictPolicy::Strict && crate::parser::lalr::build(&cfg).is_err_and(|e| e.kind() == crate::ErrorKind::Conflict) {
+        cfg.conflicts = crate::grammar::ConflictPolicy::General;
+    }
+    cfg
 }
 
 /// A Lark grammar file → [`Cfg`] ([`crate::frontend::lark::load_grammar_file`]),
 /// with `%json` compiled by the schema front end ([`embedded_schema`]).
 pub fn load_lark_file(path: &std::path::Path, start: Option<&str>) -> Result<Cfg> {
-    crate::frontend::lark::load_grammar_file(path, start, &embedded_schema)
+    crate::frontend::lark::load_grammar_file(path, start, &embedded_schema).map(lark_earley)
 }
 
 /// Compile a constraint for a prepared vocabulary. The store computes its

@@ -1024,11 +1024,9 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
             return Err(err!(Grammar, "{sp}: %parser earley needs `%lexer basic` (Lark's parser='earley', lexer='basic') or `%lexer longest`, and no %indent: Lark's dynamic Earley lexer is not supported"));
         }
         // Conflict-free LALR(1) tables parse exactly that language: used when
-        // they exist, else the general parser.
+        // they exist, else the general parser (the caller decides, with the
+        // tables: `crate::constraint::parse_lark`).
         cfg.conflicts = crate::grammar::ConflictPolicy::Strict;
-        if crate::parser::lalr::build(&cfg).is_err_and(|e| e.kind() == crate::ErrorKind::Conflict) {
-            cfg.conflicts = crate::grammar::ConflictPolicy::General;
-        }
     }
     Ok(cfg)
 }
