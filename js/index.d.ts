@@ -120,7 +120,8 @@ export class MaskStore {
   /** The bytes of token `id` (empty for an id out of range). */
   tokenBytes(id: number): Uint8Array;
   stats(): StoreStats;
-  /** Serialize (e.g. to cache a store compiled in the browser). */
+  /** Serialize (e.g. to cache a store compiled in the browser). Throws
+   * (`InvalidState`) for a grammar that is not LALR(1): blobs hold LALR tables. */
   toBytes(): Uint8Array;
   /** Release this handle now (idempotent). Later calls throw. */
   free(): void;

@@ -143,21 +143,16 @@ pub fn to_cfg(c: &Constraint, o: &ConstraintOptions) -> Result<(Cfg, Vec<String>
     }
 }
 
-/// A GBNF / EBNF grammar → [`Cfg`] ([`crate::frontend::gbnf::to_cfg`]),
-/// checked to be LALR(1) after lexer extraction: a conflict is refused
-/// (the general parser for grammars that are not LALR(1) is not built yet).
+/// A GBNF / EBNF grammar → [`Cfg`] ([`crate::frontend::gbnf::to_cfg`]).
+/// A grammar that is not LALR(1) after lexer extraction runs on the general
+/// parser ([`ConflictPolicy::General`](crate::grammar::ConflictPolicy::General)).
 pub fn gbnf_cfg(text: &str, file: &str, dialect: crate::frontend::gbnf::Dialect, start: Option<&str>) -> Result<Cfg> {
-    let cfg = crate::frontend::gbnf::to_cfg(text, file, dialect, start)?;
+    let mut cfg = crate::frontend::gbnf::to_cfg(text, file, dialect, start)?;
     if let Err(e) = crate::parser::lalr::build(&cfg) {
         if e.kind() != crate::ErrorKind::Conflict {
             return Err(e);
         }
-        return Err(err!(
-            Conflict,
-            "{file}: {} grammar not supported yet: after lexer extraction it is not LALR(1), and grammask's general parser (for any context-free grammar) is not built yet. {}",
-            dialect.name(),
-            e.message()
-        ));
+        cfg.conflicts = crate::grammar::ConflictPolicy::General;
     }
     Ok(cfg)
 }
@@ -212,13 +207,24 @@ pub fn embedded_schema(schema: &serde_json::Value, prefix: &str) -> Result<Cfg> 
 /// A Lark grammar → [`Cfg`] ([`crate::frontend::lark::parse_grammar`]), with
 /// `%json` compiled by the schema front end ([`embedded_schema`]).
 pub fn parse_lark(text: &str, file_name: &str, start: Option<&str>, resolve: &dyn Fn(&str) -> Option<String>) -> Result<Cfg> {
-    crate::frontend::lark::parse_grammar(text, file_name, start, resolve, &embedded_schema)
+    crate::frontend::lark::parse_grammar(text, file_name, start, resolve, &embedded_schema).map(lark_earley)
+}
+
+/// A `%parser earley` Lark grammar (the front end gives it
+/// [`ConflictPolicy::Strict`](crate::grammar::ConflictPolicy::Strict); other
+/// Lark grammars keep Lark's conflict rules): its LALR(1) tables when they
+/// are conflict-free, else the general parser.
+fn lark_earley(mut cfg: Cfg) -> Cfg {
+    if cfg.conflicts == crate::grammar::ConflictPolicy::Strict && crate::parser::lalr::build(&cfg).is_err_and(|e| e.kind() == crate::ErrorKind::Conflict) {
+        cfg.conflicts = crate::grammar::ConflictPolicy::General;
+    }
+    cfg
 }
 
 /// A Lark grammar file → [`Cfg`] ([`crate::frontend::lark::load_grammar_file`]),
 /// with `%json` compiled by the schema front end ([`embedded_schema`]).
 pub fn load_lark_file(path: &std::path::Path, start: Option<&str>) -> Result<Cfg> {
-    crate::frontend::lark::load_grammar_file(path, start, &embedded_schema)
+    crate::frontend::lark::load_grammar_file(path, start, &embedded_schema).map(lark_earley)
 }
 
 /// Compile a constraint for a prepared vocabulary. The store computes its

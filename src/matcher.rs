@@ -58,12 +58,18 @@ struct CacheSlot {
     whole: bool,
     /// Mask words (without EOS).
     mask: Box<[u32]>,
+    /// The general parser: its state (the item set, held: see
+    /// [`crate::parser::earley::EarleyParser::same`]) replaces the LR states.
+    ey: Option<crate::parser::earley::EarleyParser>,
 }
 
 impl CacheSlot {
     fn matches(&self, hash: u64, key: &[u32], parser: &IncParser) -> bool {
         if self.hash != hash || self.key != key {
             return false;
+        }
+        if let Some(e) = parser.earley() {
+            return self.ey.as_ref().is_some_and(|s| s.same(e));
         }
         let depth = parser.lr().depth();
         if depth < self.lr.len() || (self.whole && depth != self.lr.len()) {
@@ -239,6 +245,8 @@ impl Matcher {
             // Computed directly (a first visit over budget): always worth caching.
             usize::MAX
         };
+        // The general parser's state is its item set (hash-consed, so
+        // equal sets are mostly one value): the key with the configurations.
         if self.cache_cap == 0 || work < self.cache_min {
             self.compute_into(state, out);
             self.add_tokens(state, out);
@@ -260,7 +268,7 @@ impl Matcher {
         let low = self.compute_into(state, out);
         let depth = state.parser.lr().depth();
         let lr: Vec<u32> = state.parser.lr().states().take((depth + 1).saturating_sub(low)).map(|s| s.0).collect();
-        let slot = CacheSlot { hash: h, key, lr, whole: low <= 1, mask: out[..words].into() };
+        let slot = CacheSlot { hash: h, key, lr, whole: low <= 1, mask: out[..words].into(), ey: state.parser.earley().cloned() };
         if c.slots.len() < self.cache_cap {
             c.slots.push(slot);
         } else {

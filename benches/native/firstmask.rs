@@ -71,7 +71,7 @@ fn main() {
                 }
             };
             let t3 = Instant::now();
-            let store = Rc::new(grammask::store::build::compile_lazy_from(&cfg, lr, lexer, pv.clone()));
+            let store = Rc::new(grammask::store::build::compile_lazy_from(&cfg, lr, lexer, pv.clone()).unwrap());
             let t4 = Instant::now();
             let m = Matcher::new(store.clone());
             let mut mask = vec![0u32; store.mask_words()];

@@ -261,6 +261,8 @@ pub(crate) struct Builder<'a> {
     pub indent: Option<(Vec<(String, Span)>, Span)>,
     /// `%lexer` of the root grammar, and where it was given.
     pub lexer: Option<(crate::grammar::LexerMode, Span)>,
+    /// `%parser earley` of the root grammar, and where it was given.
+    pub earley: Option<Span>,
     /// `%reject`ed terminal names of the root grammar, with their positions.
     pub reject: Vec<(String, Span)>,
     root_file: String,
@@ -271,7 +273,7 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(root_file: &str, resolve: &'a dyn Fn(&str) -> Option<String>) -> Self {
-        Builder { defs: Vec::new(), index: HashMap::default(), ignore: Vec::new(), indent: None, lexer: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
+        Builder { defs: Vec::new(), index: HashMap::default(), ignore: Vec::new(), indent: None, lexer: None, earley: None, reject: Vec::new(), root_file: root_file.to_string(), resolve, stack: Vec::new() }
     }
 
     fn define(&mut self, d: Definition, overriding: bool) -> Result<()> {
@@ -399,10 +401,15 @@ impl<'a> Builder<'a> {
                     }
                     self.lexer = Some((mode, span(&file, pos)));
                 }
+                Stmt::Parser { earley, pos } if m.is_none() => {
+                    if earley {
+                        self.earley = Some(span(&file, pos));
+                    }
+                }
                 Stmt::Reject { names, .. } if m.is_none() => {
                     self.reject.extend(names.into_iter().map(|(n, p)| (n, span(&file, p))));
                 }
-                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } | Stmt::Lexer { .. } | Stmt::Reject { .. } => {}
+                Stmt::Ignore { .. } | Stmt::Indent { .. } | Stmt::Import { .. } | Stmt::Lexer { .. } | Stmt::Parser { .. } | Stmt::Reject { .. } => {}
             }
         }
         Ok(())

@@ -264,6 +264,11 @@ pub enum ConflictPolicy {
     /// Lark with `strict=True`: as [`ConflictPolicy::Lark`], but a
     /// shift/reduce conflict is an error.
     LarkStrict,
+    /// No LALR(1) tables: the grammar runs on the general parser
+    /// ([`crate::parser::earley`]), any context-free grammar, ambiguity
+    /// included (GBNF/EBNF grammars that are not LALR(1), Lark's
+    /// `parser='earley'`).
+    General,
 }
 
 impl ConflictPolicy {
@@ -272,6 +277,7 @@ impl ConflictPolicy {
         match self {
             ConflictPolicy::Strict => ConflictPolicy::Strict,
             ConflictPolicy::Lark | ConflictPolicy::LarkStrict => ConflictPolicy::LarkStrict,
+            ConflictPolicy::General => ConflictPolicy::General,
         }
     }
 }

@@ -9,7 +9,9 @@
 
 use super::alphabet::{Events, Sym};
 use super::indent::{bracket_depth, indent_delta, layout_of, step_col, IndentRules, IndentState, Layout};
+use super::earley::{EarleyCursor, EarleyParser, EarleyTables};
 use super::{LrCursor, LrParser, LrTables};
+use std::sync::Arc;
 use crate::error::Result;
 use crate::ids::TerminalId;
 
@@ -29,11 +31,19 @@ pub struct IncTables {
     /// Contextual lexing: the lexer mode of each LR state (empty otherwise).
     pub state_mode: Vec<u32>,
     pub n_modes: u32,
+    /// The general parser's grammar, for a grammar that is not LALR(1)
+    /// (`tables` is then a placeholder; no indentation, no modes).
+    pub earley: Option<Arc<EarleyTables>>,
 }
 
 impl IncTables {
     pub fn new(tables: LrTables, indent: Option<IndentRules>, n_terminals: u32) -> Self {
-        IncTables { tables, indent, events: Events::new(n_terminals), n_terminals, state_mode: Vec::new(), n_modes: 0 }
+        IncTables { tables, indent, events: Events::new(n_terminals), n_terminals, state_mode: Vec::new(), n_modes: 0, earley: None }
+    }
+    /// The tables of a grammar that runs on the general parser.
+    pub fn general(t: EarleyTables) -> Self {
+        let n = t.n_terms();
+        IncTables { earley: Some(Arc::new(t)), ..IncTables::new(LrTables::placeholder(n), None, n) }
     }
     /// With contextual lexing: the mode of every LR state (see
     /// [`crate::lexer::CtxTables::state_mode`]).
@@ -58,11 +68,13 @@ impl IncTables {
 pub struct IncParser {
     lr: LrParser,
     ind: IndentState,
+    /// The general parser (grammars with `IncTables::earley`).
+    ey: Option<EarleyParser>,
 }
 
 impl IncParser {
     pub fn new(g: &IncTables) -> Self {
-        IncParser { lr: LrParser::new(&g.tables), ind: IndentState::default() }
+        IncParser { lr: LrParser::new(&g.tables), ind: IndentState::default(), ey: g.earley.as_deref().map(EarleyParser::new) }
     }
 
     /// Append everything this parser's future depends on to `out` (the whole
@@ -89,6 +101,11 @@ impl IncParser {
         &self.lr
     }
 
+    /// The general parser, for a grammar that is not LALR(1).
+    pub fn earley(&self) -> Option<&EarleyParser> {
+        self.ey.as_ref()
+    }
+
     /// Would `syms` be accepted as a continuation (a viable prefix)? No mutation.
     pub fn accepts(&self, g: &IncTables, syms: &[Sym]) -> bool {
         self.accepts2(g, &[], syms)
@@ -96,7 +113,7 @@ impl IncParser {
 
     /// `accepts(a ++ b)` without concatenating.
     pub fn accepts2(&self, g: &IncTables, a: &[Sym], b: &[Sym]) -> bool {
-        if g.indent.is_none() && g.n_modes == 0 {
+        if g.indent.is_none() && g.n_modes == 0 && self.ey.is_none() {
             // Fast path: no indentation, so every symbol is a terminal.
             return self.lr.accepts_prefix_then(&g.tables, as_terms(a), as_terms(b));
         }
@@ -112,6 +129,9 @@ impl IncParser {
 
     /// Same LR stack and layout state (then both accept the same continuations).
     pub fn same_state(&self, o: &IncParser) -> bool {
+        if let (Some(a), Some(b)) = (&self.ey, &o.ey) {
+            return a.same(b);
+        }
         self.ind == o.ind && (self.lr.stack().ptr_eq(o.lr.stack()) || self.lr.states().eq(o.lr.states()))
     }
 
@@ -122,6 +142,12 @@ impl IncParser {
 
     /// Consume `syms`. On error the parser is unchanged.
     pub fn consume(&mut self, g: &IncTables, syms: &[Sym]) -> Result<()> {
+        if let (Some(p), Some(t)) = (&mut self.ey, &g.earley) {
+            if p.consume(t, syms) {
+                return Ok(());
+            }
+            return Err(crate::err!(Parse, "unexpected symbol in {syms:?}"));
+        }
         let Some(rules) = &g.indent else {
             if g.n_modes == 0 {
                 return self.lr.consume(&g.tables, as_terms(syms));
@@ -206,6 +232,7 @@ pub struct IncCursor<'a> {
     pushed: [(u32, u32); 8],
     n_pushed: usize,
     content: bool,
+    ey: Option<EarleyCursor<'a>>,
 }
 
 impl<'a> IncCursor<'a> {
@@ -222,6 +249,7 @@ impl<'a> IncCursor<'a> {
             pushed: [(0, 0); 8],
             n_pushed: 0,
             content: i.content,
+            ey: base.ey.as_ref().map(|p| p.cursor()),
         }
     }
 
@@ -250,6 +278,9 @@ impl<'a> IncCursor<'a> {
     /// layout (inconsistent tabs), or the stack has a single state.
     #[inline]
     pub fn context(&self) -> Option<(u32, u32, u32)> {
+        if self.ey.is_some() {
+            return None;
+        }
         let (b, t) = self.lr.top2()?;
         if !self.pending {
             return Some((b, t, if self.depth > 0 { MODE_IN_BRACKETS } else { MODE_DIRECT }));
@@ -275,7 +306,7 @@ impl<'a> IncCursor<'a> {
     /// `low` is lowered to the lowest LR stack node read (see [`LrCursor::low`]).
     pub fn dedent_context(&self, g: &IncTables, low: &mut usize) -> Option<(u32, u32, u32)> {
         let r = g.indent.as_ref()?;
-        if !self.pending || self.depth > 0 {
+        if !self.pending || self.depth > 0 || self.ey.is_some() {
             return None;
         }
         let n = self.stack_len();
@@ -310,6 +341,9 @@ impl<'a> IncCursor<'a> {
     #[inline]
     pub fn push(&mut self, g: &IncTables, s: Sym) -> bool {
         let Some(r) = &g.indent else {
+            if let Some(c) = &mut self.ey {
+                return g.earley.as_deref().is_some_and(|t| c.feed(t, s));
+            }
             if g.events.is_mode(s) {
                 return g.mode_ok(self.lr.top(), s);
             }
@@ -367,6 +401,14 @@ impl<'a> IncCursor<'a> {
         }
     }
 
+    /// For the general parser: an id of the current item set. Two cursors
+    /// of one parser with the same id accept the same continuations (valid
+    /// while either cursor lives).
+    #[inline]
+    pub fn general_state(&self) -> Option<usize> {
+        self.ey.as_ref().map(|c| c.state_id())
+    }
+
     /// Feed several symbols.
     #[inline]
     pub fn push_all(&mut self, g: &IncTables, syms: &[Sym]) -> bool {
@@ -375,6 +417,9 @@ impl<'a> IncCursor<'a> {
 
     /// Can the input end here? (Synthesizes the final newline and dedents.)
     pub fn finish(mut self, g: &IncTables) -> bool {
+        if let Some(c) = &self.ey {
+            return c.accepts_eof();
+        }
         let t = &g.tables;
         if let Some(r) = &g.indent {
             if self.content && !self.pending && !self.lr.feed(t, TerminalId(r.newline)) {

@@ -42,7 +42,12 @@ pub fn build_tables(cfg: &Cfg) -> Result<LrTables> {
 }
 
 /// [`build_tables`], also returning the conflicts settled as Lark does.
+/// A [`ConflictPolicy::General`] grammar gets placeholder tables (it runs
+/// on the general parser, [`crate::parser::earley`]).
 pub fn build(cfg: &Cfg) -> Result<LalrBuild> {
+    if cfg.conflicts == ConflictPolicy::General {
+        return Ok(LalrBuild { tables: LrTables::placeholder(cfg.terminals.len() as u32), warnings: Vec::new() });
+    }
     let g = Grammar::new(cfg)?;
     let lr0 = Lr0::build(&g)?;
     let (reductions, la) = lookaheads(&g, &lr0);

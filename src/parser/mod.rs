@@ -18,6 +18,10 @@
 //! (for tables from `lalr::build_tables`, which rejects grammars with
 //! reachable nonterminals that derive no terminal string).
 //!
+//! Grammars that are not LALR(1) (a [`crate::grammar::ConflictPolicy::General`]
+//! grammar) run on the general parser, [`earley`], behind the same
+//! interface ([`incremental::IncParser`]).
+//!
 //! Action encoding (`u32`): `0` = error, `(s << 2) | 1` = shift to state `s`,
 //! `(r << 2) | 2` = reduce by rule `r`, `3` = accept (only in the `$END`
 //! column). Goto: `u32::MAX` = none.
@@ -26,6 +30,7 @@ pub mod stack;
 pub mod alphabet;
 pub mod indent;
 pub mod incremental;
+pub mod earley;
 
 #[cfg(feature = "compiler")]
 pub mod lalr;
@@ -127,6 +132,13 @@ pub struct LrTables {
 }
 
 impl LrTables {
+    /// The tables of a grammar that runs on the general parser: one state,
+    /// every action an error (never consulted).
+    pub fn placeholder(n_terminals: u32) -> LrTables {
+        let n = n_terminals + 1;
+        LrTables { n_terminals: n, n_nonterminals: 0, n_states: 1, start_state: 0, action: vec![0; n as usize], goto_: SparseGoto { first: vec![0, 0], nt: Vec::new(), to: Vec::new() }, rule_lhs: Vec::new(), rule_len: Vec::new() }
+    }
+
     /// Validates and assembles tables. Every index is checked, so a parser
     /// driven by the result never indexes out of bounds; errors are
     /// [`crate::ErrorKind::BlobCorrupt`].

@@ -12,6 +12,9 @@
 //!   interleaved as in Lark. Checks the masks: every mask store and
 //!   [`Matcher`](crate::matcher::Matcher) must agree with it (tests, corpus,
 //!   `grammask parse`).
+//! - [`earley`] ([`RefEarley`](earley::RefEarley)): a textbook Earley
+//!   recognizer; the recognizer's parser for grammars that are not LALR(1)
+//!   (checks the general parser, [`crate::parser::earley`]).
 //! - [`oracle`] ([`Oracle`](oracle::Oracle)): an independent recognizer for
 //!   the grammars of the schema and regex front ends (`LongestAll`, `Set`
 //!   terminals as DFAs, no lexer automaton). Checks the schema and regex
@@ -21,6 +24,7 @@
 //! own (terminal tables, the LR parse tables and parser, the order in which
 //! terminals compete: `lexer::order`); the engine never imports them.
 
+pub mod earley;
 pub mod lexer;
 pub mod oracle;
 pub mod recognizer;

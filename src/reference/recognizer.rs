@@ -13,6 +13,7 @@
 //! every parser that accepts one of them (parsers in the same state merge),
 //! and the text is accepted if one of them reaches the end.
 
+use super::earley::{RefEarley, RefEarleyParse};
 use super::lexer::RefLexer;
 use crate::error::Result;
 use crate::grammar::Cfg;
@@ -58,6 +59,15 @@ pub struct Recognizer {
     grammar: IncTables,
     /// Contextual lexing: per mode, which terminals compete.
     modes: Vec<Vec<bool>>,
+    /// A grammar that is not LALR(1): the textbook Earley recognizer.
+    general: Option<RefEarley>,
+}
+
+/// A parse in progress: the LR parser, or the reference Earley recognizer.
+#[derive(Clone)]
+enum P {
+    Lr(IncParser),
+    Ey(RefEarleyParse),
 }
 
 impl Recognizer {
@@ -80,7 +90,11 @@ impl Recognizer {
             let n = modes.len() as u32;
             grammar = grammar.with_modes(state_mode, n);
         }
-        Ok(Recognizer { cfg, lexer, grammar, modes })
+        let general = (cfg.conflicts == crate::grammar::ConflictPolicy::General).then(|| RefEarley::new(&cfg));
+        if general.is_some() && (cfg.indent.is_some() || cfg.lexer == LexerMode::Contextual) {
+            return Err(crate::err!(Grammar, "the general parser needs a global lexer and no %indent"));
+        }
+        Ok(Recognizer { cfg, lexer, grammar, modes, general })
     }
 
     pub fn cfg(&self) -> &Cfg {
@@ -119,8 +133,8 @@ impl Recognizer {
         let g = &self.grammar;
         let nl = g.indent.as_ref().map(|i| i.newline);
         // Parsers waiting at each lexeme start, in text order.
-        let mut at: BTreeMap<usize, Vec<IncParser>> = BTreeMap::new();
-        at.insert(0, vec![IncParser::new(g)]);
+        let mut at: BTreeMap<usize, Vec<P>> = BTreeMap::new();
+        at.insert(0, vec![self.new_parse()]);
         // The failure furthest into the text (the first one found there).
         let mut err: Option<Rejection> = None;
         let fail = |r: Rejection, err: &mut Option<Rejection>| {
@@ -132,13 +146,16 @@ impl Recognizer {
         while let Some((pos, parsers)) = at.pop_first() {
             for p in parsers {
                 if pos == text.len() {
-                    if p.accepts_eof(g, &[]) {
+                    if self.accepts_eof(&p) {
                         return Ok(());
                     }
                     fail(self.rejection(text, pos, "unexpected end of input".into(), &p), &mut err);
                     continue;
                 }
-                let mode = self.modes.get(g.state_mode.get(p.lr().top_state().index()).copied().unwrap_or(0) as usize);
+                let mode = match &p {
+                    P::Lr(p) => self.modes.get(g.state_mode.get(p.lr().top_state().index()).copied().unwrap_or(0) as usize),
+                    P::Ey(_) => None,
+                };
                 let competes = mode.map(|m| move |t: TerminalId| m[t.index()]);
                 let (n, ts) = match &competes {
                     Some(f) => self.lexer.lexemes_at(text, pos, Some(f)),
@@ -165,7 +182,7 @@ impl Recognizer {
                         if Some(t.0) == nl {
                             syms.extend(text[pos..pos + n].iter().filter_map(|&b| g.events.for_byte(b)));
                         }
-                        if q.consume(g, &syms).is_err() {
+                        if !self.consume(&mut q, &syms) {
                             let name = self.cfg.terminals[t.index()].display_name();
                             let snippet = String::from_utf8_lossy(&text[pos..(pos + n).min(pos + 20)]).into_owned();
                             fail(self.rejection(text, pos, format!("unexpected {name} {snippet:?}"), &p), &mut err);
@@ -173,18 +190,64 @@ impl Recognizer {
                         }
                     }
                     let list = at.entry(pos + n).or_default();
-                    if !list.iter().any(|o| o.same_state(&q)) {
+                    if !list.iter().any(|o| self.same(o, &q)) {
                         list.push(q);
                     }
                 }
             }
         }
-        Err(err.unwrap_or_else(|| self.rejection(text, 0, "no parse".into(), &IncParser::new(g))))
+        Err(err.unwrap_or_else(|| self.rejection(text, 0, "no parse".into(), &self.new_parse())))
     }
 
-    fn rejection(&self, text: &[u8], offset: usize, message: String, p: &IncParser) -> Rejection {
+    fn new_parse(&self) -> P {
+        match &self.general {
+            Some(e) => P::Ey(e.start()),
+            None => P::Lr(IncParser::new(&self.grammar)),
+        }
+    }
+
+    fn accepts_eof(&self, p: &P) -> bool {
+        match (p, &self.general) {
+            (P::Lr(p), _) => p.accepts_eof(&self.grammar, &[]),
+            (P::Ey(p), Some(e)) => e.accepts_eof(p),
+            (P::Ey(_), None) => false,
+        }
+    }
+
+    fn consume(&self, p: &mut P, syms: &[Sym]) -> bool {
+        match (p, &self.general) {
+            (P::Lr(p), _) => p.consume(&self.grammar, syms).is_ok(),
+            (P::Ey(p), Some(e)) => {
+                let mut q = p.clone();
+                let ok = syms.iter().all(|&s| e.feed(&mut q, s));
+                if ok {
+                    *p = q;
+                }
+                ok
+            }
+            (P::Ey(_), None) => false,
+        }
+    }
+
+    fn same(&self, a: &P, b: &P) -> bool {
+        match (a, b) {
+            (P::Lr(a), P::Lr(b)) => a.same_state(b),
+            (P::Ey(a), P::Ey(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    fn expected_of(&self, p: &P) -> Vec<TerminalId> {
+        let n = self.cfg.terminals.len() as u32;
+        match p {
+            P::Lr(p) => p.expected(&self.grammar),
+            P::Ey(_) => (0..n).filter(|&t| self.consume(&mut p.clone(), &[t])).map(TerminalId).collect(),
+        }
+    }
+
+    fn rejection(&self, text: &[u8], offset: usize, message: String, p: &P) -> Rejection {
         let (line, col) = line_col(text, offset);
-        let expected = p.expected(&self.grammar).into_iter().map(|t| self.cfg.terminals[t.index()].display_name()).collect();
+        let expected = self.expected_of(p).into_iter().map(|t| self.cfg.terminals[t.index()].display_name()).collect();
         Rejection { offset, line, col, message, expected }
     }
 }

@@ -147,7 +147,9 @@ pub fn compile(
     };
     let t = Instant::now();
     let mut ctx = super::streamline::ContextVerdicts::default();
-    if opts.streamline {
+    // Streamlining proves entries on the LR automaton (and step 5 is the LR
+    // parser's contexts): a grammar on the general parser is not streamlined.
+    if opts.streamline && grammar.earley.is_none() {
         let sr = super::streamline::streamline(
             cfg,
             &grammar,
@@ -182,6 +184,23 @@ pub fn compile(
 /// the tables), and the runtime grammar.
 fn lexer_and_grammar(cfg: &Cfg, rep: &mut CompileReport, progress: &mut dyn FnMut(&str)) -> Result<(Lexer, IncTables)> {
     let t = Instant::now();
+    if cfg.conflicts == crate::grammar::ConflictPolicy::General {
+        // The general parser: no LR tables, no contextual lexing, no %indent.
+        if cfg.lexer == crate::grammar::LexerMode::Contextual || cfg.indent.is_some() {
+            return Err(crate::err!(Grammar, "the general parser (not LALR(1)) needs a global lexer and no %indent"));
+        }
+        let ey = crate::parser::earley::EarleyTables::new(cfg)?;
+        if !ey.has_sentences() {
+            return Err(crate::err!(Grammar, "the start rule derives no text"));
+        }
+        rep.ms_lalr = t.elapsed().as_millis() as u64;
+        let (lexer, _) = crate::lexer::build_for(cfg, None)?;
+        rep.ms_lexer = t.elapsed().as_millis() as u64 - rep.ms_lalr;
+        rep.lexer_states = lexer.n_states();
+        rep.lexer_classes = lexer.n_classes();
+        progress(&format!("general parser (Earley); lexer: {} states ({} ms)", lexer.n_states(), rep.ms_lexer));
+        return Ok((lexer, IncTables::general(ey)));
+    }
     let tables = crate::parser::lalr::build_tables(cfg)?;
     rep.ms_lalr = t.elapsed().as_millis() as u64;
     rep.lr_states = tables.n_states() as usize;
@@ -236,9 +255,14 @@ pub fn compile_lazy(cfg: &Cfg, pv: Rc<PreparedVocab>) -> Result<(MaskStore, Comp
 /// tables and `lexer` `cfg`'s lexer automaton built with them
 /// ([`crate::lexer::build_for`]); the caller checks the tokens `cfg` names
 /// ([`check_specials`]): a token not in the vocabulary is never allowed.
-pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> MaskStore {
-    let grammar = inc_tables(cfg, lr, &lexer);
-    lazy_store(cfg, lexer, grammar, pv)
+/// A grammar on the general parser ignores `lr` (placeholder tables).
+pub fn compile_lazy_from(cfg: &Cfg, lr: crate::parser::LrTables, lexer: Lexer, pv: Rc<PreparedVocab>) -> Result<MaskStore> {
+    let grammar = if cfg.conflicts == crate::grammar::ConflictPolicy::General {
+        IncTables::general(crate::parser::earley::EarleyTables::new(cfg)?)
+    } else {
+        inc_tables(cfg, lr, &lexer)
+    };
+    Ok(lazy_store(cfg, lexer, grammar, pv))
 }
 
 fn lazy_store(cfg: &Cfg, lexer: Lexer, grammar: IncTables, pv: Rc<PreparedVocab>) -> MaskStore {

@@ -41,14 +41,43 @@ struct Verdicts<'p, 'o> {
     /// `DEAD` when the parser rejects it.
     verdict: Vec<(u32, u32)>,
     cursors: Vec<IncCursor<'p>>,
+    /// The general parser: item set id → the first sequence reaching it.
+    general: HashMap<usize, u32>,
+    /// The general parser: per sequence id, per symbol `< width`: the
+    /// sequence after it (`UNSEEN`: not yet computed; `DEAD`: rejected).
+    width: usize,
+    dense: Vec<u32>,
     out: &'o mut [u32],
 }
 
 const DEAD: u32 = u32::MAX;
+const UNSEEN: u32 = u32::MAX - 1;
 
 impl Verdicts<'_, '_> {
     /// The sequence `s ++ [y]`, or `None` if the parser rejects it.
+    #[inline]
     fn push(&mut self, s: u32, y: Sym) -> Option<u32> {
+        if self.width == 0 || y as usize >= self.width {
+            return self.push_new(s, y);
+        }
+        // The general parser: few sequence ids (one per item set), so a
+        // dense transition table instead of the map.
+        let i = s as usize * self.width + y as usize;
+        match self.dense.get(i) {
+            Some(&UNSEEN) | None => {}
+            Some(&DEAD) => return None,
+            Some(&id) => return Some(id),
+        }
+        let r = self.push_new(s, y);
+        let need = self.node.len() * self.width;
+        if self.dense.len() < need {
+            self.dense.resize(need, UNSEEN);
+        }
+        self.dense[i] = r.unwrap_or(DEAD);
+        r
+    }
+
+    fn push_new(&mut self, s: u32, y: Sym) -> Option<u32> {
         if let Some(&id) = self.map.get(&(s, y)) {
             return (self.verdict[id as usize].0 != DEAD).then_some(id);
         }
@@ -68,6 +97,15 @@ impl Verdicts<'_, '_> {
             }
             let mut c = self.cursors[cur as usize].clone();
             if evs.iter().rev().all(|&e| c.push(self.g, e)) && c.push(self.g, y) {
+                // The general parser: sequences that reach one item set are
+                // one configuration from here on (no events: no indentation).
+                if let Some(k) = c.general_state() {
+                    if let Some(&id) = self.general.get(&k) {
+                        self.map.insert((s, y), id);
+                        return Some(id);
+                    }
+                    self.general.insert(k, self.node.len() as u32);
+                }
                 self.cursors.push(c);
                 (self.cursors.len() as u32 - 1, 0)
             } else {
@@ -119,7 +157,10 @@ pub(crate) fn mask_into(
     }
     let cx = step_ctx(&store.lexer, g);
     let (l, x) = store.q_parts(q);
-    let mut sink = Verdicts { g, map: HashMap::default(), node: vec![(0, 0)], verdict: vec![(0, 0)], cursors: vec![base], out };
+    let mut sink = Verdicts { g, map: HashMap::default(), node: vec![(0, 0)], verdict: vec![(0, 0)], cursors: vec![base], general: HashMap::default(), width: if g.earley.is_some() { g.alphabet_size() as usize } else { 0 }, dense: Vec::new(), out };
+    if let Some(k) = sink.cursors[0].general_state() {
+        sink.general.insert(k, 0);
+    }
     let mut lw = |sig: &[u32]| pv.loop_walk(sig, |trie| loop_walk(trie, sig));
     if let Some(lw) = walker.walk_position(cx, pv.trie(), &mut lw, l, x, &mut sink) {
         for (o, &m) in sink.out.iter_mut().zip(&lw.inside) {

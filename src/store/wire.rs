@@ -439,7 +439,17 @@ pub(crate) fn section<'a>(h: &BlobHeader, bytes: &'a [u8], tag: &[u8; 4]) -> Res
 }
 
 impl MaskStore {
-    /// Serialize to a blob (a lazy store computes its missing positions first).
+    /// Can this store be written as a blob? A grammar on the general
+    /// parser cannot (blobs hold LALR(1) tables): compile it per request.
+    pub fn blob_ok(&self) -> crate::Result<()> {
+        if self.grammar.earley.is_some() {
+            return Err(crate::err!(InvalidState, "not LALR(1): no blob; compile per request"));
+        }
+        Ok(())
+    }
+
+    /// Serialize to a blob (a lazy store computes its missing positions
+    /// first). Check [`MaskStore::blob_ok`] first.
     pub fn to_bytes(&self) -> Vec<u8> {
         self.ensure_all();
         #[cfg(feature = "compiler")]

@@ -134,7 +134,8 @@ impl RawMaskStore {
 
     /// The blob (e.g. to cache a store compiled in the browser).
     #[wasm_bindgen(js_name = toBytes)]
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.inner.to_bytes()
+    pub fn to_bytes(&self) -> Result<Vec<u8>, JsValue> {
+        self.inner.blob_ok().map_err(js_error)?;
+        Ok(self.inner.to_bytes())
     }
 }

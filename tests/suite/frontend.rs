@@ -297,7 +297,7 @@ fn syntax_errors_name_file_line_col() {
         ("start: * \"a\"\n", "g.lark:1:8: operator '*' must follow an expression"),
         ("start: \"a\"~\n", "g.lark:1:12: expected a number after '~', found end of line"),
         ("Start: \"a\"\n", "g.lark:1:1: invalid name 'Start': rule names are lowercase (`_?[a-z][_a-z0-9]*`), terminal names uppercase (`_?[A-Z][_A-Z0-9]*`)"),
-        ("start: a\n%frobnicate x\n", "g.lark:2:1: unknown directive '%frobnicate'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer, %reject"),
+        ("start: a\n%frobnicate x\n", "g.lark:2:1: unknown directive '%frobnicate'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer, %parser, %reject"),
         ("start: /abc\n", "g.lark:1:8: unterminated regex literal (expected a closing '/')"),
         ("start: \"a\" -> B\n", "g.lark:1:15: expected an alias (a lowercase rule name) after '->', found terminal name 'B'"),
         ("start: a\n\na: \"x\" \"y\":\n", "g.lark:3:11: expected an expression, '|' or end of line (a definition ends at a newline; continuation lines must start with '|'), found ':'"),

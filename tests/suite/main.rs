@@ -11,6 +11,7 @@ mod schema_common;
 
 mod blob;
 mod cases;
+mod earley;
 mod cli;
 mod corpus;
 mod experiments;

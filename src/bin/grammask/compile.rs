@@ -97,6 +97,7 @@ fn cmd_constraint(a: &Args) -> Result<bool> {
         v["allowed_first"] = serde_json::json!(mask.iter().map(|w| w.count_ones()).sum::<u32>());
         if let Some(out) = &a.out {
             let t3 = Instant::now();
+            store.blob_ok()?;
             compute_all(&store, &a.progress, a.json);
             v["all_positions_us"] = serde_json::json!(t3.elapsed().as_secs_f64() * 1e6);
             let blob = store.to_bytes();
@@ -176,6 +177,9 @@ fn cmd_compile(
 ) -> Result<bool> {
     let t0 = Instant::now();
     let cfg = load_grammar(grammar, start, g, f, false)?;
+    if cfg.conflicts == grammask::grammar::ConflictPolicy::General {
+        return Err(Error::new(ErrorKind::InvalidState, format!("{}: not LALR(1): it runs on the general parser, which blobs do not hold; compile it per request (generate/check/masks --grammar, or compile() in JS)", grammar.display())));
+    }
     let vocab = grammask::vocab::load::load_tokenizer_file(tokenizer, eos)?;
     let quiet = json;
     let mut progress = |m: &str| {
@@ -186,6 +190,7 @@ fn cmd_compile(
     progress(&format!("grammar: {} terminals, {} rules; vocabulary: {} tokens", cfg.terminals.len(), cfg.rules.len(), vocab.len()));
     let opts = grammask::store::build::CompileOptions { streamline };
     let (store, rep) = grammask::store::build::compile(&cfg, vocab, &opts, &mut progress)?;
+    store.blob_ok()?;
     let blob = store.to_bytes();
     std::fs::write(out, &blob).map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", out.display())))?;
     // Read it back through the runtime loader, as the wasm build will.

@@ -1015,5 +1015,18 @@ pub(crate) fn normalize(b: Builder, start: &str) -> Result<Cfg> {
     let start_id = nid.get(start).map(|&i| NonterminalId::new(i)).ok_or_else(|| err!(Grammar, "start rule '{start}' is not defined"))?;
     // The lexer mode: `%lexer`, else the front end's default.
     let lexer = b.lexer.as_ref().map_or(DEFAULT_LEXER, |(m, _)| *m);
-    Ok(Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer, conflicts: crate::grammar::ConflictPolicy::Lark })
+    let mut cfg = Cfg { terminals, nonterminals, rules, start: start_id, indent, lexer, conflicts: crate::grammar::ConflictPolicy::Lark };
+    if let Some(sp) = &b.earley {
+        // Lark's Earley parser: the grammar's whole context-free language.
+        // Its default (dynamic) lexer lets the parser choose lexemes, which a
+        // longest-match lexer cannot follow: only `lexer='basic'` is exact.
+        if lexer == crate::grammar::LexerMode::Contextual || cfg.indent.is_some() {
+            return Err(err!(Grammar, "{sp}: %parser earley needs `%lexer basic` (Lark's parser='earley', lexer='basic') or `%lexer longest`, and no %indent: Lark's dynamic Earley lexer is not supported"));
+        }
+        // Conflict-free LALR(1) tables parse exactly that language: used when
+        // they exist, else the general parser (the caller decides, with the
+        // tables: `crate::constraint::parse_lark`).
+        cfg.conflicts = crate::grammar::ConflictPolicy::Strict;
+    }
+    Ok(cfg)
 }

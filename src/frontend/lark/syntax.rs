@@ -83,6 +83,8 @@ pub(crate) enum Stmt {
     Indent { names: Vec<(String, Pos)>, pos: Pos },
     /// `%lexer contextual|basic|longest` (a grammask extension).
     Lexer { mode: crate::grammar::LexerMode, pos: Pos },
+    /// `%parser lalr|earley` (a grammask extension): Lark's `parser=` option.
+    Parser { earley: bool, pos: Pos },
     /// `%reject NAME+` (a grammask extension): terminals that are lexed although
     /// no rule uses them, so that a text with such a lexeme is refused.
     Reject { names: Vec<(String, Pos)>, pos: Pos },
@@ -573,7 +575,16 @@ impl<'a> Parser<'a> {
                 self.end_of_statement("%lexer")?;
                 Ok(Stmt::Lexer { mode, pos: dpos })
             }
-            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer, %reject"))),
+            "parser" => {
+                let pos = self.pos();
+                let earley = match self.next().0 {
+                    Tok::Rule(n) if n == "lalr" || n == "earley" => n == "earley",
+                    t => return Err(self.err_at(pos, format!("expected lalr or earley after %parser, found {}", describe(&t)))),
+                };
+                self.end_of_statement("%parser")?;
+                Ok(Stmt::Parser { earley, pos: dpos })
+            }
+            _ => Err(self.err_at(dpos, format!("unknown directive '%{d}'; expected one of %import, %ignore, %declare, %override, %extend, %indent, %lexer, %parser, %reject"))),
         }
     }
 

@@ -1,0 +1,1 @@
+int main(){int x = 5;int y = 10;while(x<y){x = x+1;}return x;}

@@ -1,0 +1,1 @@
+int add(int a){return a+1;}float scale(float f){float g = f*2;return g/3;}

@@ -1,0 +1,1 @@
+char next(char c){/* shift */if(c==122){return 97;}else{c = c+1;}print (c, total);return c;}
