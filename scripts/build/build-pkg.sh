@@ -19,7 +19,7 @@
 # tokenizers crate is in neither build (only the native CLI encodes text).
 # Cargo profiles `wasm` (runtime build) and `wasm-full` (the compiler build, at
 # opt-level "s" for the 600 KiB budget) in Cargo.toml: release with the compiler-only crates at
-# opt-level "s". wasm-opt -O3 is the npm `binaryen` one (pkg-tests/node_modules/.bin/wasm-opt);
+# opt-level "s". wasm-opt (-O3; -Os for the full build) is the npm `binaryen` one (pkg-tests/node_modules/.bin/wasm-opt);
 # wasm-pack's own wasm-opt is off (Cargo.toml metadata), and `--mode no-install`
 # makes wasm-pack use the wasm-bindgen on PATH (its version must equal the
 # crate's pinned wasm-bindgen), never a download.
@@ -59,30 +59,32 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="${CARGO_TARGET_WASM32_UNKN
 OPT_FEATURES=(--enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
 
-optimize() { # in-place wasm-opt -O3, cached by the input's hash
-  local f="$1" key
-  key="$(sha256sum "$f" | cut -c1-32)"
+optimize() { # file level: in-place wasm-opt at that level (-O3, -Os), cached by the input's hash and level
+  local f="$1" level="$2" key
+  key="$(sha256sum "$f" | cut -c1-32)$level"
   if [ ! -f "$OPT_CACHE/$key.wasm" ]; then
     local t0=$SECONDS
-    "$WASM_OPT" -O3 "${OPT_FEATURES[@]}" "$f" -o "$OPT_CACHE/$key.tmp"
+    "$WASM_OPT" "$level" "${OPT_FEATURES[@]}" "$f" -o "$OPT_CACHE/$key.tmp"
     mv "$OPT_CACHE/$key.tmp" "$OPT_CACHE/$key.wasm"
-    say "  wasm-opt -O3 $(basename "$(dirname "$f")")/$(basename "$f"): $((SECONDS - t0)) s"
+    say "  wasm-opt $level $(basename "$(dirname "$f")")/$(basename "$f"): $((SECONDS - t0)) s"
   fi
   cp "$OPT_CACHE/$key.wasm" "$f"
 }
 
 wasm_build() { # features target outdir
-  local features="$1" t="$2" out="$3" profile=wasm rf=""
+  local features="$1" t="$2" out="$3" profile=wasm rf="" level=-O3
   # The full build (compiler) at opt-level "s" (profile wasm-full): 600 KiB gzip budget.
   # Its functions marked #[inline] (std's and hashbrown's generics included) are
-  # inlined up to LLVM cost 100, not the default 325 (a Cargo profile cannot set
-  # llvm-args): 21 KB gzip less, schema corpus timings unchanged (docs/measurements.md).
-  case "$features" in *compiler*) profile=wasm-full; rf=" -C llvm-args=-inlinehint-threshold=100" ;; esac
+  # inlined up to LLVM cost 50, not the default 325 (a Cargo profile cannot set
+  # llvm-args), and wasm-opt runs at -Os: 21 KB gzip less at cost 100 (schema corpus
+  # timings unchanged), then 4.9 KB less at 50 with -Os (mask times the same within
+  # noise; docs/measurements.md). The runtime build keeps the defaults and -O3.
+  case "$features" in *compiler*) profile=wasm-full; rf=" -C llvm-args=-inlinehint-threshold=50"; level=-Os ;; esac
   say "wasm-pack build --profile $profile --target $t (features: $features) -> $out/"
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS$rf" wasm-pack --quiet build --profile "$profile" --mode no-install --no-pack --no-opt --target "$t" --out-dir "$ROOT/$out" --out-name grammask \
     -- --no-default-features --features "$features"
   rm -f "$out/.gitignore" "$out/package.json" "$out/README.md" "$out"/*.d.ts
-  if [ "${GRAMMASK_NO_WASM_OPT:-0}" != 1 ]; then optimize "$out/grammask_bg.wasm"; fi
+  if [ "${GRAMMASK_NO_WASM_OPT:-0}" != 1 ]; then optimize "$out/grammask_bg.wasm" "$level"; fi
   [ -f "$out/grammask_bg.wasm" ] || { echo "missing $out/grammask_bg.wasm" >&2; exit 1; }
 }
 
