@@ -245,8 +245,6 @@ impl Matcher {
             // Computed directly (a first visit over budget): always worth caching.
             usize::MAX
         };
-        // The general parser's state is its item set (hash-consed, so
-        // equal sets are mostly one value): the key with the configurations.
         if self.cache_cap == 0 || work < self.cache_min {
             self.compute_into(state, out);
             self.add_tokens(state, out);
@@ -268,6 +266,8 @@ impl Matcher {
         let low = self.compute_into(state, out);
         let depth = state.parser.lr().depth();
         let lr: Vec<u32> = state.parser.lr().states().take((depth + 1).saturating_sub(low)).map(|s| s.0).collect();
+        // The general parser's state is its item set (hash-consed, so equal
+        // sets are mostly one value): kept with the configurations' key.
         let slot = CacheSlot { hash: h, key, lr, whole: low <= 1, mask: out[..words].into(), ey: state.parser.earley().cloned() };
         if c.slots.len() < self.cache_cap {
             c.slots.push(slot);
