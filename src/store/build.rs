@@ -1285,66 +1285,107 @@ fn text_closed_at(cx: StepCtx<'_>, l: u32, x: u32, u0: u8, max_pairs: usize) -> 
 /// sequence (the mask is the union, as in [`text_closed_at`]) and its
 /// longer tokens are reached by nothing: only the other tokens are walked.
 /// `Some(max_k)` when every string of `max_k` characters (longer than every
-/// slice token) continues; `None` otherwise, when a count has several lexer
-/// states, or past `max_pairs` (lexer state, character position) pairs in
-/// one character.
+/// slice token) continues; `None` otherwise, or past `max_pairs` (lexer
+/// state, character position) pairs in one character.
 ///
-/// A counted body is a chain (one state per count), so the answer of each
-/// state one character on is kept in `memo` (per `(state, x)`): the states
-/// of one body cost one search in all, not one per count. A chain that
-/// comes back to one of its states (a string body) continues for ever.
+/// One character on, a state may lead to several (the lexer still tells
+/// apart candidates that cannot be `x`, e.g. keys being spelled beside a
+/// string value): the answer holds at `l` if it holds at each of them with
+/// the same `k - 1`. The answers are kept in `memo` (per `(state, x)`), so
+/// the states of one body cost one search in all, not one per count. A path
+/// that comes back to one of its states (a string body) continues for ever.
 fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usize, memo: &mut HashMap<(u32, u32), Option<usize>>) -> Option<usize> {
     if x == NO_TARGET || x == cx.newline {
         return None;
     }
-    // The states of the chain so far (one per count) from `l` on, each with
-    // every text character leading to the next; `s` the next to look at.
-    let mut chain: Vec<u32> = Vec::new();
-    let mut s = l;
-    // The answer at `s`, and whether it holds there (false: it holds at
-    // `l` only, with `max_k` continuing counts behind it).
-    let (res, holds) = loop {
-        if let Some(&r) = memo.get(&(s, x)) {
-            break (r, true);
-        }
-        // Back at a state of the chain: every count continues, for ever.
-        if chain.contains(&s) {
-            break (Some(max_k), true);
-        }
-        if chain.len() >= max_k {
-            break (Some(max_k), false);
-        }
-        match text_level(cx, s, x, max_pairs).as_deref() {
-            None => break (None, true),
-            Some([]) => break (Some(0), true),
-            Some(&[next]) => {
-                chain.push(s);
-                s = next;
+    let reps = TextReps::new(cx.lexer);
+    let mut path = Vec::new();
+    bounded_from(cx, l, x, max_pairs, max_k, memo, &reps, &mut path).0
+}
+
+/// [`text_bounded_at`] at `s`, `path` the states from the caller's `l` to
+/// `s` (excluded): (answer, exact). Not exact (not kept in `memo`, but true
+/// at `l`): cut at `max_k` characters from `l`, or found under the
+/// assumption that a state of the path continues for ever.
+#[allow(clippy::too_many_arguments)]
+fn bounded_from(
+    cx: StepCtx<'_>,
+    s: u32,
+    x: u32,
+    max_pairs: usize,
+    max_k: usize,
+    memo: &mut HashMap<(u32, u32), Option<usize>>,
+    reps: &TextReps,
+    path: &mut Vec<u32>,
+) -> (Option<usize>, bool) {
+    if let Some(&r) = memo.get(&(s, x)) {
+        return (r, true);
+    }
+    // Back at a state of the path: every count continues, for ever, if the
+    // state's own answer (all its branches) says so; assumed here, so what
+    // is found under the assumption is not kept, except at `l`.
+    if path.contains(&s) {
+        return (Some(max_k), false);
+    }
+    if path.len() >= max_k {
+        return (Some(max_k), false);
+    }
+    let (r, exact) = match text_level(cx, s, x, max_pairs, reps) {
+        None => (None, true),
+        Some(next) if next.is_empty() => (Some(0), true),
+        Some(next) => {
+            path.push(s);
+            let (mut r, mut exact) = (None, true);
+            for (i, &n) in next.iter().enumerate() {
+                let (k, e) = bounded_from(cx, n, x, max_pairs, max_k, memo, reps, path);
+                exact &= e;
+                let k = k.map(|k| (k + 1).min(max_k));
+                if k.is_none() || (i > 0 && k != r) {
+                    r = None;
+                    break;
+                }
+                r = k;
             }
-            // Several states per count (a pattern, keys being spelled): left
-            // to the lexeme loop, whose walk is shared by signature.
-            Some(_) => break (None, true),
+            path.pop();
+            (r, exact)
         }
     };
-    if !holds {
-        memo.insert((l, x), res);
-        return res;
+    if exact || path.is_empty() {
+        memo.insert((s, x), r);
     }
-    memo.insert((s, x), res);
-    let mut r = res;
-    for &c in chain.iter().rev() {
-        r = r.map(|k| (k + 1).min(max_k));
-        memo.insert((c, x), r);
+    (r, exact)
+}
+
+/// Per UTF-8 position `u` (see [`crate::vocab::trie::text_step`]), one
+/// byte per distinct (lexer byte class, next position): the bytes whose
+/// steps [`text_level`] must take (the others repeat one of them).
+struct TextReps([Vec<(u8, u8)>; 8]);
+
+impl TextReps {
+    fn new(lx: &crate::lexer::Lexer) -> TextReps {
+        use crate::vocab::trie::text_step;
+        TextReps(std::array::from_fn(|u| {
+            let mut seen = [false; 256 * 8];
+            let mut v = Vec::new();
+            for b in 0..=255u8 {
+                if let Some(u2) = text_step(u as u8, b) {
+                    let k = lx.class(b) as usize * 8 + u2 as usize;
+                    if !seen[k] {
+                        seen[k] = true;
+                        v.push((b, u2));
+                    }
+                }
+            }
+            v
+        }))
     }
-    r
 }
 
 /// One text character on from lexer state `l` (at a character boundary)
 /// with target `x`: the states after it (empty: every text character dies)
 /// or `None` if some continue and some die, the lexeme can end on the way
 /// (or at `l`), or past `max_pairs` pairs.
-fn text_level(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize) -> Option<Vec<u32>> {
-    use crate::vocab::trie::text_step;
+fn text_level(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, reps: &TextReps) -> Option<Vec<u32>> {
     let (lx, xt) = (cx.lexer, crate::ids::TerminalId(x));
     let (mut live, mut dead) = (false, false);
     let mut seen: crate::hash::FxMap<usize, u32> = crate::hash::FxMap::default();
@@ -1354,10 +1395,7 @@ fn text_level(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize) -> Option<Vec<u
         if lx.may_win(LexStateId(s), xt) {
             return None;
         }
-        // The bytes `text_step` may take in state `u`.
-        let bytes = if u == 0 { 0x20..=0xF4u8 } else { 0x80..=0xBFu8 };
-        for b in bytes {
-            let Some(u2) = text_step(u, b) else { continue };
+        for &(b, u2) in &reps.0[u as usize] {
             let Some(s2) = lx.cont(LexStateId(s), b).filter(|&s2| lx.can_complete(s2, xt)) else {
                 dead = true;
                 continue;
@@ -1909,7 +1947,11 @@ mod loop_tests {
         let in_slice = |t: u32| slice.inside.get(t as usize / 32).is_some_and(|w| w >> (t % 32) & 1 == 1);
         let schema = serde_json::json!({"type": "object", "properties": {
             "a": {"type": "string", "maxLength": 24}, "b": {"type": "string", "minLength": 2, "maxLength": 4},
-            "c": {"type": "string", "maxLength": 200}, "d": {"type": "string"}}, "required": ["a", "b", "c", "d"]});
+            "c": {"type": "string", "maxLength": 200}, "d": {"type": "string"},
+            // Keys being spelled beside a string value: one character on, the
+            // lexer still tells "n..." (the keys) from other characters apart.
+            "name": {"type": "string", "maxLength": 30}, "nation": {"type": "string", "minLength": 3, "maxLength": 9}},
+            "required": ["a", "b", "c", "d"]});
         let constraints = [
             crate::constraint::Constraint::JsonSchema(schema),
             crate::constraint::Constraint::Lark { grammar: "start: S \"!\"\nS: /<[^<>]{0,12}>/\n".into(), file: "t.lark".into(), start: None },
