@@ -423,7 +423,10 @@ fn walk_all(lexer: &Lexer, grammar: &IncTables, trie: &TokenTrie, progress: &mut
 #[derive(Clone)]
 pub(crate) struct Walker {
     arena: Vec<(u32, u32, u32)>,
-    frames: Vec<(usize, usize, usize)>,
+    /// Per open trie node: (subtree end, its configurations in `arena`, their [`ConfMemo`] set).
+    frames: Vec<(usize, usize, usize, u32)>,
+    /// The configuration-set memo of the current walk (off unless the sink asks).
+    memo: ConfMemo,
     /// Configuration steps left before the walk gives up (see
     /// [`Lazy::compute`]); `u64::MAX`: no bound.
     budget: u64,
@@ -458,7 +461,7 @@ const LOOP_MEMO_WORDS: usize = 1 << 21;
 
 impl Default for Walker {
     fn default() -> Self {
-        Walker { arena: Vec::new(), frames: Vec::new(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None, bounded: HashMap::default(), bounded_k: HashMap::default() }
+        Walker { arena: Vec::new(), frames: Vec::new(), memo: ConfMemo::default(), budget: u64::MAX, over: false, seen: Vec::new(), loop_memo: HashMap::default(), loop_memo_words: 0, slice: None, bounded: HashMap::default(), bounded_k: HashMap::default() }
     }
 }
 
@@ -475,6 +478,91 @@ pub(super) trait Sink {
     fn record(&mut self, trie: &TokenTrie, node: u32, cfgs: &[(u32, u32, u32)]);
     /// Tokens `toks` are reached by configurations `cfgs`.
     fn record_ids(&mut self, toks: &[u32], cfgs: &[(u32, u32, u32)]);
+    /// May the walk memoize configuration sets ([`ConfMemo`])? Only if
+    /// [`Sink::extend`] of one `(s, syms)` always answers the same, and
+    /// configurations are few and repeat (the general parser's sequence
+    /// ids are its item sets).
+    fn memo(&self) -> bool {
+        false
+    }
+}
+
+/// The configuration sets a trie walk meets (each the deduplicated
+/// configurations of one trie node, in order), interned, and the set after
+/// `(set, byte class)` (a step depends on the byte's lexer class only; the general
+/// parser has no indentation events): a walk over 100,000 nodes meets a few hundred sets (the
+/// general parser's, inside an identifier or a comment), so stepping each
+/// configuration through the lexer and the sink at every node repeats the
+/// same work. Off: `intern` answers `NONE` and `next` nothing.
+#[derive(Clone, Default)]
+struct ConfMemo {
+    on: bool,
+    ids: HashMap<Vec<(u32, u32, u32)>, u32>,
+    /// Per set: its configurations in `pool`.
+    span: Vec<(u32, u32)>,
+    pool: Vec<(u32, u32, u32)>,
+    /// Per set, per byte class: the set after it (`NONE`: not yet stepped).
+    next: Vec<u32>,
+    /// Lexer byte classes.
+    nc: usize,
+}
+
+/// Most sets [`ConfMemo`] interns per walk (4 bytes per byte class each).
+const CONF_MEMO_SETS: usize = 4096;
+
+impl ConfMemo {
+    const NONE: u32 = u32::MAX;
+
+    fn reset(&mut self, on: bool, nc: usize) {
+        self.on = on;
+        self.nc = nc;
+        if !self.span.is_empty() {
+            self.ids.clear();
+            self.span.clear();
+            self.pool.clear();
+            self.next.clear();
+        }
+    }
+
+    fn intern(&mut self, cfgs: &[(u32, u32, u32)]) -> u32 {
+        if !self.on {
+            return Self::NONE;
+        }
+        if let Some(&id) = self.ids.get(cfgs) {
+            return id;
+        }
+        if self.span.len() >= CONF_MEMO_SETS {
+            return Self::NONE;
+        }
+        let id = self.span.len() as u32;
+        self.span.push((self.pool.len() as u32, (self.pool.len() + cfgs.len()) as u32));
+        self.pool.extend_from_slice(cfgs);
+        self.next.resize(self.next.len() + self.nc, Self::NONE);
+        self.ids.insert(cfgs.to_vec(), id);
+        id
+    }
+
+    #[inline]
+    fn next(&self, set: u32, c: usize) -> Option<u32> {
+        if set == Self::NONE {
+            return None;
+        }
+        let n = self.next[set as usize * self.nc + c];
+        (n != Self::NONE).then_some(n)
+    }
+
+    #[inline]
+    fn set_next(&mut self, set: u32, c: usize, n: u32) {
+        if set != Self::NONE {
+            self.next[set as usize * self.nc + c] = n;
+        }
+    }
+
+    #[inline]
+    fn copy(&self, set: u32, out: &mut Vec<(u32, u32, u32)>) {
+        let (a, z) = self.span[set as usize];
+        out.extend_from_slice(&self.pool[a as usize..z as usize]);
+    }
 }
 
 /// The store's sink: sequence ids interned, seq id → tokens.
@@ -556,6 +644,8 @@ impl Walker {
         x: u32,
         sink: &mut dyn Sink,
     ) -> Option<Rc<LoopWalk>> {
+        // Sequence ids are the sink's: the memo holds for this walk only.
+        self.memo.reset(sink.memo(), cx.lexer.n_classes());
         // Each exit: the subtree of frontier node `f`, from the lexer state
         // before its byte (the loop run along the bytes above `f`); `None`
         // (no loop, or a path that leaves the lexer, which cannot happen as
@@ -712,29 +802,30 @@ impl Walker {
 
     /// Walk the trie nodes `lo..hi` (the children subtrees of one node, in
     /// preorder) from the configurations in `arena` (those of that node).
+    /// With the sink's memo on ([`Sink::memo`]), each node's configurations
+    /// are a set interned in [`ConfMemo`], and the set after `(set, byte)` is
+    /// stepped once per walk, then copied.
     fn walk_range(&mut self, cx: StepCtx<'_>, trie: &TokenTrie, lo: usize, hi: usize, sink: &mut dyn Sink) {
         self.frames.clear();
-        self.frames.push((hi, 0, self.arena.len()));
+        let root = self.memo.intern(&self.arena);
+        self.frames.push((hi, 0, self.arena.len(), root));
         let mut i = lo;
         while i < hi {
             while i >= self.frames.last().unwrap().0 {
-                let (_, lo, _) = self.frames.pop().unwrap();
+                let (_, lo, _, _) = self.frames.pop().unwrap();
                 self.arena.truncate(lo);
             }
-            let (_, plo, phi) = *self.frames.last().unwrap();
+            let (_, plo, phi, pset) = *self.frames.last().unwrap();
             let b = trie.byte(i as u32);
             let start = self.arena.len();
-            for c in plo..phi {
-                let (cl, cxg, cs) = self.arena[c];
-                let arena = &mut self.arena;
-                walk::step(cx, cl, cxg, b, &mut |l2, z, syms| {
-                    let s2 = if syms.is_empty() { Some(cs) } else { sink.extend(cs, syms) };
-                    if let Some(s2) = s2 {
-                        arena.push((l2, z, s2));
-                    }
-                });
-            }
-            dedup_tail(&mut self.arena, start, &mut self.seen);
+            let bc = cx.lexer.class(b) as usize;
+            let set = match self.memo.next(pset, bc) {
+                Some(set) => {
+                    self.memo.copy(set, &mut self.arena);
+                    set
+                }
+                None => self.step_into(cx, plo, phi, pset, b, sink),
+            };
             // Cost: the configurations stepped and those they produced.
             let cost = (phi - plo + self.arena.len() - start) as u64;
             if cost > self.budget {
@@ -749,9 +840,29 @@ impl Walker {
                 continue;
             }
             sink.record(trie, i as u32, &self.arena[start..]);
-            self.frames.push((end, start, self.arena.len()));
+            self.frames.push((end, start, self.arena.len(), set));
             i += 1;
         }
+    }
+
+    /// Step the configurations `arena[plo..phi]` (memo set `pset`) by byte
+    /// `b`, pushing those after it (deduplicated) onto `arena`: their memo set.
+    fn step_into(&mut self, cx: StepCtx<'_>, plo: usize, phi: usize, pset: u32, b: u8, sink: &mut dyn Sink) -> u32 {
+        let start = self.arena.len();
+        for c in plo..phi {
+            let (cl, cxg, cs) = self.arena[c];
+            let arena = &mut self.arena;
+            walk::step(cx, cl, cxg, b, &mut |l2, z, syms| {
+                let s2 = if syms.is_empty() { Some(cs) } else { sink.extend(cs, syms) };
+                if let Some(s2) = s2 {
+                    arena.push((l2, z, s2));
+                }
+            });
+        }
+        dedup_tail(&mut self.arena, start, &mut self.seen);
+        let set = self.memo.intern(&self.arena[start..]);
+        self.memo.set_next(pset, cx.lexer.class(b) as usize, set);
+        set
     }
 
     /// Seq id → tokens as sorted entries, trailing indentation events

@@ -137,6 +137,11 @@ impl Sink for Verdicts<'_, '_> {
             self.out[t as usize >> 5] |= 1 << (t & 31);
         }
     }
+    /// The general parser: sequences are merged by item set (few, and met
+    /// again and again), and `extend` is cached.
+    fn memo(&self) -> bool {
+        self.width > 0
+    }
 }
 
 /// OR into `out` the tokens allowed from configuration `(q, pending)` over
