@@ -406,6 +406,7 @@ fn contains_and_dependent_schemas() {
         &["{\"a\":0,\"b\":1}", "{\"b\":2}", "{\"a\":0}"],
         &["{\"a\":0,\"b\":2}"],
     );
+    c(json!({"items": {"format": "date"}, "contains": {"const": "2020-01-01"}, "maxContains": 1}), &["[\"2020-01-01\",\"2021-01-01\"]"], &["[\"2020-01-01\",\"2020-01-01\"]", "[\"x\"]"]);
     let e = to_cfg(&json!({"contains": {}, "minContains": 5000}), &SchemaOptions::default()).unwrap_err();
     assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("contains at #/contains"), "{e:?}");
 }
