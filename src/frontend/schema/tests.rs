@@ -407,6 +407,9 @@ fn contains_and_dependent_schemas() {
         &["{\"a\":0,\"b\":2}"],
     );
     c(json!({"items": {"format": "date"}, "contains": {"const": "2020-01-01"}, "maxContains": 1}), &["[\"2020-01-01\",\"2021-01-01\"]"], &["[\"2020-01-01\",\"2020-01-01\"]", "[\"x\"]"]);
+    // Counting needs the complement of the contains schema: a format there is refused by name.
+    let m = to_cfg(&json!({"contains": {"format": "date"}}), &SchemaOptions::default()).unwrap_err().message().to_string();
+    assert!(m.contains("`format` at #/contains/format"), "{m}");
     let e = to_cfg(&json!({"contains": {}, "minContains": 5000}), &SchemaOptions::default()).unwrap_err();
     assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("contains at #/contains"), "{e:?}");
 }
