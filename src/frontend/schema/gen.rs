@@ -767,7 +767,7 @@ impl<'a, 'i> Gen<'a, 'i> {
         for (l, lo, hi, ptr) in &m.contains {
             let cap = hi.unwrap_or(*lo);
             if cap > MAX_UNROLL || contains.len() == MAX_CONTAINS {
-                return Err(err!(Limit, "JSON Schema: contains at {ptr}: minContains/maxContains {cap} (limit {MAX_UNROLL}) or more than {MAX_CONTAINS} contains per array"));
+                return Err(err!(Limit, "JSON Schema: contains at {ptr}: a count over {MAX_UNROLL} or over {MAX_CONTAINS} per array"));
             }
             contains.push((*l, *lo, *hi, cap));
         }
@@ -1243,7 +1243,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             }
         }
         if counts.last().is_some_and(|c| c.4 >= 64) {
-            return Err(err!(Limit, "JSON Schema: contains at {}: too many alternatives", self.ptr_of(list)));
+            return Err(err!(Limit, "JSON Schema: contains at {}: over 64 alternatives", self.ptr_of(list)));
         }
         for &(i, k, _, _, bit) in &counts {
             let l = self.arr_info(list[i])?.contains[k].0;

@@ -1067,7 +1067,8 @@ impl<'a> Ir<'a> {
                         m.multiple_of.push((d, kp));
                     }
                 }
-                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
+                "minContains" | "maxContains" if draft < Draft::D2019 => {}
+                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" | "minContains" | "maxContains" => {
                     let Some(n) = as_count(v) else {
                         return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be a non-negative integer"));
                     };
@@ -1077,6 +1078,7 @@ impl<'a> Ir<'a> {
                         "minItems" => m.min_items = m.min_items.max(n),
                         "maxItems" => m.max_items = Some(m.max_items.map_or(n, |x| x.min(n))),
                         "minProperties" => m.min_props = m.min_props.max(n),
+                        "minContains" | "maxContains" => {}
                         _ => m.max_props = Some(m.max_props.map_or(n, |x| x.min(n))),
                     }
                 }
@@ -1122,20 +1124,16 @@ impl<'a> Ir<'a> {
                 "propertyNames" if draft <= Draft::D4 => {}
                 "dependentRequired" | "dependentSchemas" if draft <= Draft::D7 => {}
                 "contains" if draft >= Draft::D6 => {
-                    let mut n = [Some(1), None];
-                    for (i, c) in ["minContains", "maxContains"].into_iter().enumerate() {
-                        if let Some(x) = o.get(c).filter(|_| draft >= Draft::D2019) {
-                            n[i] = Some(as_count(x).ok_or_else(|| err!(Schema, "JSON Schema: `{c}` at {ptr}/{c} must be a non-negative integer"))?);
-                        }
-                    }
-                    let (lo, hi) = (n[0].unwrap_or(1), n[1]);
+                    // (minContains/maxContains are checked as counts below.)
+                    let n = |c: &str| o.get(c).filter(|_| draft >= Draft::D2019).and_then(as_count);
+                    let (lo, hi) = (n("minContains").unwrap_or(1), n("maxContains"));
                     // minContains 0 without maxContains: always true.
                     if lo > 0 || hi.is_some() {
                         let l = self.schema_loc(v)?;
                         m.contains.push((l, lo, hi, kp));
                     }
                 }
-                "contains" | "minContains" | "maxContains" => {}
+                "contains" => {}
                 // `false`: no property name is valid, so only the empty object.
                 "propertyNames" if v == &Value::Bool(false) => m.max_props = Some(0),
                 "propertyNames" if v.as_object().is_some_and(|o| !o.is_empty()) => {

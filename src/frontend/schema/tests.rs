@@ -410,6 +410,9 @@ fn contains_and_dependent_schemas() {
     // Counting needs the complement of the contains schema: a format there is refused by name.
     let m = to_cfg(&json!({"contains": {"format": "date"}}), &SchemaOptions::default()).unwrap_err().message().to_string();
     assert!(m.contains("`format` at #/contains/format"), "{m}");
+    let m = to_cfg(&json!({"contains": {}, "maxContains": "x"}), &SchemaOptions::default()).unwrap_err().message().to_string();
+    assert!(m.contains("`maxContains` at #/maxContains"), "{m}");
+    c(json!({"$schema": "http://json-schema.org/draft-07/schema#", "contains": {}, "maxContains": "x"}), &["[1]"], &["[]"]);
     let e = to_cfg(&json!({"contains": {}, "minContains": 5000}), &SchemaOptions::default()).unwrap_err();
     assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("contains at #/contains"), "{e:?}");
 }
