@@ -1097,11 +1097,12 @@ impl<'a, 'i> Gen<'a, 'i> {
             }
             let lx: List = Rc::from(lx.as_slice());
             let mut out = Vec::new();
-            // Values every member fails: only a condition may want them
-            // (the bits from `list.len()` on are `contains` schemas).
+            // Only values after which the target can still be met (every
+            // member failed: only for a condition); the bits from
+            // `list.len()` on are `contains` schemas.
             let real = cands.iter().filter(|c| c.0 < list.len()).fold(0u64, |a, c| a | 1 << c.0);
             for (surv, masks) in groups {
-                if surv & real == 0 && !matches!(target, Target::In(_)) {
+                if !target.feasible(surv & real) || surv & real == 0 && !matches!(target, Target::In(_)) {
                     continue;
                 }
                 out.push((self.nt(Key::Val(lx.clone(), Target::In(masks.into()), inner))?, surv));

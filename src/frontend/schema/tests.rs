@@ -407,6 +407,12 @@ fn contains_and_dependent_schemas() {
         &["{\"a\":0,\"b\":2}"],
     );
     c(json!({"items": {"format": "date"}, "contains": {"const": "2020-01-01"}, "maxContains": 1}), &["[\"2020-01-01\",\"2021-01-01\"]"], &["[\"2020-01-01\",\"2020-01-01\"]", "[\"x\"]"]);
+    // A format in the item schema is not complemented: only the contains schema is.
+    c(
+        json!({"items": {"type": "object", "properties": {"s": {"enum": ["a", "b"]}, "d": {"format": "date"}}}, "contains": {"properties": {"s": {"const": "a"}}, "required": ["s"]}, "maxContains": 1}),
+        &["[{\"s\":\"a\",\"d\":\"2020-01-01\"}]", "[{\"s\":\"a\"},{\"s\":\"b\"},{}]"],
+        &["[{\"s\":\"a\"},{\"s\":\"a\"}]", "[{\"s\":\"b\"}]", "[{\"s\":\"a\",\"d\":\"x\"}]"],
+    );
     // Counting needs the complement of the contains schema: a format there is refused by name.
     let m = to_cfg(&json!({"contains": {"format": "date"}}), &SchemaOptions::default()).unwrap_err().message().to_string();
     assert!(m.contains("`format` at #/contains/format"), "{m}");
