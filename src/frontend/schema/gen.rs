@@ -102,7 +102,7 @@ enum Key {
     /// inside a `not`/`if`/`oneOf` condition).
     Val(List, Target, bool),
     Obj { list: List, st: Vec<Option<ObjSt>>, target: Target, first: bool, strict: bool },
-    Arr { list: List, st: Vec<Option<u32>>, target: Target, first: bool, strict: bool },
+    Arr { list: List, st: Vec<Option<u64>>, target: Target, first: bool, strict: bool },
 }
 
 /// Structural terminals.
@@ -156,11 +156,19 @@ struct ObjInfo {
     banned: Vec<bool>,
 }
 
+/// A member's place in an array: the item position (capped, low 16 bits)
+/// and, 16 bits each above it, how many items matched each `contains`
+/// (capped).
 struct ArrInfo {
     min: u64,
     max: Option<u64>,
     cap: u32,
+    /// (schema, minContains, maxContains, count cap), ≤ [`MAX_CONTAINS`].
+    contains: Vec<(Loc, u64, Option<u64>, u64)>,
 }
+
+/// Most `contains` one array's conjunction may hold.
+const MAX_CONTAINS: usize = 3;
 
 /// The property names a conjunction allows (`propertyNames`), as a
 /// language over quoted JSON strings.
@@ -474,7 +482,7 @@ impl<'a, 'i> Gen<'a, 'i> {
             self.rule(id, vec![Symbol::T(open), Symbol::N(body)])?;
         }
         if let Some(v) = admits(T_ARR) {
-            let st: Vec<Option<u32>> = v.iter().map(|&b| b.then_some(0)).collect();
+            let st: Vec<Option<u64>> = v.iter().map(|&b| b.then_some(0)).collect();
             if let Some(e) = self.st().empty_a {
                 if self.arr_accepts(list, &st, target)? {
                     self.rule(id, vec![Symbol::T(e)])?;
@@ -755,7 +763,15 @@ impl<'a, 'i> Gen<'a, 'i> {
         if cap > MAX_UNROLL {
             return Err(err!(Limit, "JSON Schema: minItems/maxItems/prefixItems {cap} at {} exceeds the limit of {MAX_UNROLL}", m.ptr));
         }
-        let info = Rc::new(ArrInfo { min: m.min_items, max: m.max_items, cap: cap as u32 });
+        let mut contains = Vec::new();
+        for (l, lo, hi, ptr) in &m.contains {
+            let cap = hi.unwrap_or(*lo);
+            if cap > MAX_UNROLL || contains.len() == MAX_CONTAINS {
+                return Err(err!(Limit, "JSON Schema: contains at {ptr}: a count over {MAX_UNROLL} or over {MAX_CONTAINS} per array"));
+            }
+            contains.push((*l, *lo, *hi, cap));
+        }
+        let info = Rc::new(ArrInfo { min: m.min_items, max: m.max_items, cap: cap as u32, contains });
         self.arr_info.insert(c, info.clone());
         Ok(info)
     }
@@ -826,11 +842,12 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(target.accepts(acc))
     }
 
-    fn arr_accepts(&mut self, list: &List, st: &[Option<u32>], target: &Target) -> Result<bool> {
+    fn arr_accepts(&mut self, list: &List, st: &[Option<u64>], target: &Target) -> Result<bool> {
         let mut acc = 0u64;
         for (i, s) in st.iter().enumerate() {
             if let Some(p) = *s {
-                if p as u64 >= self.arr_info(list[i])?.min {
+                let info = self.arr_info(list[i])?;
+                if p & 0xffff >= info.min && info.contains.iter().enumerate().all(|(k, c)| p >> (16 * k + 16) & 0xffff >= c.1) {
                     acc |= 1 << i;
                 }
             }
@@ -1080,7 +1097,14 @@ impl<'a, 'i> Gen<'a, 'i> {
             }
             let lx: List = Rc::from(lx.as_slice());
             let mut out = Vec::new();
+            // Only values after which the target can still be met (every
+            // member failed: only for a condition); the bits from
+            // `list.len()` on are `contains` schemas.
+            let real = cands.iter().filter(|c| c.0 < list.len()).fold(0u64, |a, c| a | 1 << c.0);
             for (surv, masks) in groups {
+                if !target.feasible(surv & real) || surv & real == 0 && !matches!(target, Target::In(_)) {
+                    continue;
+                }
                 out.push((self.nt(Key::Val(lx.clone(), Target::In(masks.into()), inner))?, surv));
             }
             return Ok(out);
@@ -1191,17 +1215,21 @@ impl<'a, 'i> Gen<'a, 'i> {
         Ok(())
     }
 
-    fn expand_arr(&mut self, id: NonterminalId, list: &List, st: &[Option<u32>], target: &Target, first: bool, strict: bool) -> Result<()> {
+    fn expand_arr(&mut self, id: NonterminalId, list: &List, st: &[Option<u64>], target: &Target, first: bool, strict: bool) -> Result<()> {
         let (close, comma) = (self.st().close_a, self.st().comma);
         if (!first || self.st().empty_a.is_none()) && self.arr_accepts(list, st, target)? {
             self.rule(id, vec![Symbol::T(close)])?;
         }
         let mut cands = Vec::new();
         let mut nexts = Vec::new();
+        // `contains` schemas: one more candidate each (bit `list.len()` on),
+        // whose survival says the item matches it; (member, counter, bit).
+        let mut counts = Vec::new();
         for (i, s) in st.iter().enumerate() {
-            let Some(p) = *s else { continue };
+            let Some(s) = *s else { continue };
+            let p = s & 0xffff;
             let info = self.arr_info(list[i])?;
-            if info.max.is_some_and(|m| p as u64 >= m) {
+            if info.max.is_some_and(|m| p >= m) {
                 continue;
             }
             let m = self.merged(list[i])?;
@@ -1210,10 +1238,31 @@ impl<'a, 'i> Gen<'a, 'i> {
                 continue;
             }
             cands.push((i, v));
-            nexts.push((i, (p + 1).min(info.cap)));
+            nexts.push((i, s & !0xffff | (p + 1).min(info.cap as u64)));
+            for (k, c) in info.contains.iter().enumerate() {
+                counts.push((i, k, c.2, c.3, list.len() + counts.len()));
+            }
         }
-        let alts = if cands.is_empty() { self.none_alts(target)? } else { self.value_alts(list, &cands, target, strict)? };
+        if counts.last().is_some_and(|c| c.4 >= 64) {
+            return Err(err!(Limit, "JSON Schema: contains at {}: over 64 alternatives", self.ptr_of(list)));
+        }
+        for &(i, k, _, _, bit) in &counts {
+            let l = self.arr_info(list[i])?.contains[k].0;
+            cands.push((bit, vec![l]));
+        }
+        let alts = if cands.is_empty() { self.none_alts(target)? } else { self.value_alts(list, &cands, target, strict || !counts.is_empty())? };
         for (vnt, surv) in alts {
+            // Count the matches; a member past its maxContains fails.
+            let mut nexts = nexts.clone();
+            for &(i, k, hi, cap, bit) in &counts {
+                if surv >> bit & 1 == 1 {
+                    let Some(e) = nexts.iter_mut().find(|e| e.0 == i) else { continue };
+                    let sh = 16 * k + 16;
+                    let c = (e.1 >> sh & 0xffff) + 1;
+                    e.1 = if hi.is_some_and(|h| c > h) { u64::MAX } else { e.1 & !(0xffff << sh) | c.min(cap) << sh };
+                }
+            }
+            nexts.retain(|e| e.1 != u64::MAX);
             let Some(st2) = next_states(st.len(), &nexts, surv, target) else { continue };
             let rest = self.nt(Key::Arr { list: list.clone(), st: st2, target: target.clone(), first: false, strict })?;
             let mut rhs = Vec::new();

@@ -46,6 +46,8 @@ pub enum Node<'a> {
     /// A constant value (from `const` / `enum`).
     Const { v: &'a Value, ptr: String },
     False { ptr: String },
+    /// An object that has property `key` (the condition of a dependent schema).
+    Has { key: &'a str, ptr: String },
 }
 
 /// A set of nodes (distinct): all must hold. Empty = `true`. Ordered: the
@@ -98,6 +100,8 @@ pub struct Merged<'a> {
     pub dep_required: Vec<(String, Vec<String>, Vec<String>, String)>,
     /// `propertyNames` schemas (other than `true`/`{}`/`false`), with pointers.
     pub prop_names: Vec<(Loc, String)>,
+    /// `contains` schemas: (schema, minContains, maxContains, pointer).
+    pub contains: Vec<(Loc, u64, Option<u64>, String)>,
     /// Pointer of the first node (messages).
     pub ptr: String,
     /// Unsupported keywords that only constrain some types (keyword,
@@ -158,7 +162,7 @@ const IGNORED: &[&str] = &[
 
 /// Known keywords that change validity and are not enforced.
 const UNSUPPORTED: &[&str] = &[
-    "contains", "minContains", "maxContains", "dependentSchemas", "dependentRequired",
+    "dependentSchemas", "dependentRequired",
     "dependencies", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
 ];
 
@@ -468,7 +472,7 @@ impl<'a> Ir<'a> {
 
     pub fn ptr(&self, l: Loc) -> &str {
         match &self.nodes[l as usize] {
-            Node::Schema { ptr, .. } | Node::Const { ptr, .. } | Node::False { ptr } => ptr,
+            Node::Schema { ptr, .. } | Node::Const { ptr, .. } | Node::False { ptr } | Node::Has { ptr, .. } => ptr,
         }
     }
 
@@ -774,6 +778,19 @@ impl<'a> Ir<'a> {
                 out.push(F::Or(vec![yes, no]));
             }
         }
+        // A dependent schema that says more than which keys occur: the
+        // object has the key ⇒ the schema holds.
+        for kw in ["dependentSchemas", "dependencies"] {
+            if kw == "dependentSchemas" && self.draft_at(v) <= Draft::D7 {
+                continue;
+            }
+            for (key, d) in m.get(kw).and_then(Value::as_object).into_iter().flatten() {
+                if d.as_object().is_some_and(|o| presence_rule(o).is_none()) {
+                    let has = if depth == 0 { F::Or(Vec::new()) } else { F::Atom(self.has_conj(key, d)?) };
+                    out.push(F::Or(vec![F::Not(Box::new(has)), sub(self, d)?]));
+                }
+            }
+        }
         if let Some(Value::Array(list)) = m.get("oneOf") {
             if list.len() > 1 {
                 let mut br = Vec::new();
@@ -790,6 +807,21 @@ impl<'a> Ir<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// The conjunction "an object that has `key`" (`d`: its dependent schema).
+    fn has_conj(&mut self, key: &'a String, d: &'a Value) -> Result<ConjId> {
+        let id = (key as *const String as usize, true);
+        let l = match self.node_ids.get(&id) {
+            Some(&l) => l,
+            None => {
+                let l = self.nodes.len() as Loc;
+                self.nodes.push(Node::Has { key, ptr: self.ptr_of(d) });
+                self.node_ids.insert(id, l);
+                l
+            }
+        };
+        self.conj(vec![l])
     }
 
     /// `set`: the closure of `roots` with the branches `chosen` so far.
@@ -888,6 +920,7 @@ impl<'a> Ir<'a> {
             struct_const: false,
             dep_required: Vec::new(),
             prop_names: Vec::new(),
+            contains: Vec::new(),
             ptr: set.iter().min().map(|&l| self.ptr(l).to_string()).unwrap_or_else(|| "#".into()),
             pending: Vec::new(),
         };
@@ -915,6 +948,12 @@ impl<'a> Ir<'a> {
         match self.nodes[l as usize].clone() {
             Node::False { .. } => m.types = 0,
             Node::Const { v, ptr } => self.merge_const(m, v, &ptr),
+            Node::Has { key, .. } => {
+                m.types &= T_OBJ;
+                if !m.required.iter().any(|r| r == key) {
+                    m.required.push(key.to_string());
+                }
+            }
             Node::Schema { v: Value::Bool(_), .. } => {}
             Node::Schema { v: sv @ Value::Object(o), ptr } => {
                 let draft = self.draft_at(sv);
@@ -1028,7 +1067,8 @@ impl<'a> Ir<'a> {
                         m.multiple_of.push((d, kp));
                     }
                 }
-                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
+                "minContains" | "maxContains" if draft < Draft::D2019 => {}
+                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" | "minContains" | "maxContains" => {
                     let Some(n) = as_count(v) else {
                         return Err(err!(Schema, "JSON Schema: `{k}` at {kp} must be a non-negative integer"));
                     };
@@ -1038,6 +1078,7 @@ impl<'a> Ir<'a> {
                         "minItems" => m.min_items = m.min_items.max(n),
                         "maxItems" => m.max_items = Some(m.max_items.map_or(n, |x| x.min(n))),
                         "minProperties" => m.min_props = m.min_props.max(n),
+                        "minContains" | "maxContains" => {}
                         _ => m.max_props = Some(m.max_props.map_or(n, |x| x.min(n))),
                     }
                 }
@@ -1082,6 +1123,17 @@ impl<'a> Ir<'a> {
                 // Keywords of later drafts are unknown (annotations) before them.
                 "propertyNames" if draft <= Draft::D4 => {}
                 "dependentRequired" | "dependentSchemas" if draft <= Draft::D7 => {}
+                "contains" if draft >= Draft::D6 => {
+                    // (minContains/maxContains are checked as counts below.)
+                    let n = |c: &str| o.get(c).filter(|_| draft >= Draft::D2019).and_then(as_count);
+                    let (lo, hi) = (n("minContains").unwrap_or(1), n("maxContains"));
+                    // minContains 0 without maxContains: always true.
+                    if lo > 0 || hi.is_some() {
+                        let l = self.schema_loc(v)?;
+                        m.contains.push((l, lo, hi, kp));
+                    }
+                }
+                "contains" => {}
                 // `false`: no property name is valid, so only the empty object.
                 "propertyNames" if v == &Value::Bool(false) => m.max_props = Some(0),
                 "propertyNames" if v.as_object().is_some_and(|o| !o.is_empty()) => {
@@ -1222,7 +1274,7 @@ pub fn dedup_ordered(set: Set) -> Set {
 
 /// The presence rules of a `dependentRequired` / `dependentSchemas` /
 /// `dependencies` value `v` (at `kp`) into `m`; other dependent schemas are
-/// pending (refused where objects occur). Err: the pointer of a malformed part.
+/// conditions ([`Ir::items`]). Err: the pointer of a malformed part.
 #[inline(never)]
 fn dep_rules(k: &str, v: &Value, kp: &str, m: &mut Merged<'_>) -> std::result::Result<(), String> {
     let map = v.as_object().ok_or_else(|| kp.to_string())?;
@@ -1238,10 +1290,8 @@ fn dep_rules(k: &str, v: &Value, kp: &str, m: &mut Merged<'_>) -> std::result::R
             Value::Object(o) => match presence_rule(o) {
                 Some((_, _, true)) => (Vec::new(), vec![key.clone()]),
                 Some((need, excl, false)) => (need, excl),
-                None => {
-                    m.pending.push((if k == "dependencies" { "dependencies" } else { "dependentSchemas" }, dp, T_OBJ));
-                    continue;
-                }
+                // Enforced as a condition ([`Ir::items`]).
+                None => continue,
             },
             _ => return Err(dp),
         };

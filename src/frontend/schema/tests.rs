@@ -31,14 +31,14 @@ fn basic_schemas_build() {
 #[test]
 fn errors() {
     let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err();
-    assert!(e(json!({"properties": {"a": {"contains": {}}}})).message().contains("#/properties/a/contains"));
+    assert!(e(json!({"properties": {"a": {"$dynamicRef": "#x"}}})).message().contains("#/properties/a/$dynamicRef"));
     assert!(e(json!({"$ref": "#/nowhere"})).message().contains("unresolvable"));
     assert!(e(json!({"type": "array", "minItems": 3, "maxItems": 2})).message().contains("unsatisfiable"));
     assert!(e(json!({"$ref": "http://example.com/s.json"})).message().contains("remote"));
     let m = e(json!({"properties": {"a": {"pattern": "(a)\\1"}}})).message().to_string();
     assert!(m.contains("pattern") && m.contains("#/properties/a") && m.contains("backreference"), "{m}");
-    let g = to_cfg(&json!({"contains": {}, "x-foo": 1}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
-    assert!(g.warnings.iter().any(|w| w.contains("contains")));
+    let g = to_cfg(&json!({"$dynamicRef": "#x", "x-foo": 1}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
+    assert!(g.warnings.iter().any(|w| w.contains("$dynamicRef")));
 }
 
 #[test]
@@ -52,8 +52,8 @@ fn json_in_lark() {
     assert!(o.check(br#"<tool_call>{"name":"x"}</tool_call>"#).is_ok());
     assert!(o.check(br#"<tool_call>{"n": 3}</tool_call>"#).is_err());
     assert!(o.check(br#"<tool_call>{"name": 1}</tool_call>"#).is_err());
-    let e = crate::constraint::parse_lark("start: %json {\"contains\": {}}\n", "t.lark", None, &|_| None).unwrap_err();
-    assert!(e.message().contains("t.lark:1") && e.message().contains("`contains`"), "{e:?}");
+    let e = crate::constraint::parse_lark("start: %json {\"$dynamicRef\": \"#x\"}\n", "t.lark", None, &|_| None).unwrap_err();
+    assert!(e.message().contains("t.lark:1") && e.message().contains("`$dynamicRef`"), "{e:?}");
 }
 
 #[test]
@@ -132,8 +132,6 @@ fn type_specific_unsupported_keywords() {
     let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
     assert!(e(json!({"type": "array", "uniqueItems": true})).contains("`uniqueItems` at #/uniqueItems"));
     assert!(e(json!({"items": {"type": "array", "uniqueItems": true}})).contains("`uniqueItems` at #/items/uniqueItems"));
-    assert!(e(json!({"type": "object", "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}}}})).contains("`dependentSchemas` at #/dependentSchemas/a"));
-    assert!(e(json!({"type": "object", "dependencies": {"a": {"properties": {"b": {"type": "string"}}}}})).contains("`dependencies` at #/dependencies/a"));
     // No array / object can occur, or at most one item: nothing to enforce.
     for s in [
         json!({"type": "string", "uniqueItems": true}),
@@ -374,4 +372,53 @@ fn logic_by_complement() {
     }
     // Out of schema order, a negated member is not taken as failed.
     c(json!({"not": {"properties": {"a": {}, "b": {}}, "required": ["a", "b"]}}), &["{\"a\":1}", "{\"b\":1}"], &["{\"a\":1,\"b\":2}", "{\"b\":1,\"a\":2}"]);
+}
+
+/// `contains`/`minContains`/`maxContains` count the matching items;
+/// general dependent schemas hold where their key does.
+#[test]
+fn contains_and_dependent_schemas() {
+    let c = |s: Value, good: &[&str], bad: &[&str]| refs_case(s, &[], false, good, bad);
+    c(json!({"contains": {"type": "integer"}}), &["[1]", "[\"a\",2]", "[1.5,1]", "{}", "1"], &["[]", "[\"a\"]", "[1.5]"]);
+    c(json!({"contains": {"const": 1}, "minContains": 2, "maxContains": 3}), &["[1,1]", "[1,2,1,1]", "[2,1,1]"], &["[1]", "[1,1,1,1]", "[2,2]", "[]"]);
+    c(json!({"contains": {"const": 1}, "minContains": 0, "maxContains": 1}), &["[]", "[2]", "[1,2]"], &["[1,1]"]);
+    c(json!({"contains": {"const": 1}, "minContains": 0}), &["[]", "[1,1,1]"], &[]);
+    c(json!({"contains": {"minimum": 5}, "items": {"type": "integer"}, "maxItems": 3}), &["[5]", "[1,7]"], &["[1]", "[5.5]", "[5,6,7,8]"]);
+    c(json!({"prefixItems": [{"type": "string"}], "contains": {"type": "string"}, "maxContains": 1}), &["[\"a\"]", "[\"a\",1]"], &["[\"a\",\"b\"]", "[1]"]);
+    c(
+        json!({"contains": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, "maxContains": 1}),
+        &["[{\"a\":1}]", "[{\"a\":1},{\"a\":\"x\"},{}]"],
+        &["[{\"a\":1},{\"a\":2}]", "[{\"b\":1}]"],
+    );
+    c(json!({"allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]}), &["[1,2]", "[2,3,1]"], &["[1]", "[2,2]"]);
+    c(json!({"not": {"contains": {"const": 1}}}), &["[]", "[2]"], &["[1]", "[2,1]", "1"]);
+    c(json!({"oneOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]}), &["[1]", "[2,3]"], &["[1,2]", "[]", "[3]"]);
+    // Draft 7: minContains/maxContains are unknown; draft 4: contains too.
+    c(json!({"$schema": "http://json-schema.org/draft-07/schema#", "contains": {"const": 1}, "maxContains": 1}), &["[1,1]"], &["[2]"]);
+    c(json!({"$schema": "http://json-schema.org/draft-04/schema#", "contains": {"const": 1}}), &["[2]"], &[]);
+    c(
+        json!({"dependentSchemas": {"a": {"properties": {"b": {"type": "integer"}}, "minProperties": 2}}}),
+        &["{}", "{\"b\":\"x\"}", "{\"a\":1,\"b\":2}", "{\"a\":1,\"c\":2}", "[]"],
+        &["{\"a\":1}", "{\"a\":1,\"b\":\"x\"}"],
+    );
+    c(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"a": {}, "b": {}}, "dependencies": {"a": {"properties": {"b": {"const": 1}}}}}),
+        &["{\"a\":0,\"b\":1}", "{\"b\":2}", "{\"a\":0}"],
+        &["{\"a\":0,\"b\":2}"],
+    );
+    c(json!({"items": {"format": "date"}, "contains": {"const": "2020-01-01"}, "maxContains": 1}), &["[\"2020-01-01\",\"2021-01-01\"]"], &["[\"2020-01-01\",\"2020-01-01\"]", "[\"x\"]"]);
+    // A format in the item schema is not complemented: only the contains schema is.
+    c(
+        json!({"items": {"type": "object", "properties": {"s": {"enum": ["a", "b"]}, "d": {"format": "date"}}}, "contains": {"properties": {"s": {"const": "a"}}, "required": ["s"]}, "maxContains": 1}),
+        &["[{\"s\":\"a\",\"d\":\"2020-01-01\"}]", "[{\"s\":\"a\"},{\"s\":\"b\"},{}]"],
+        &["[{\"s\":\"a\"},{\"s\":\"a\"}]", "[{\"s\":\"b\"}]", "[{\"s\":\"a\",\"d\":\"x\"}]"],
+    );
+    // Counting needs the complement of the contains schema: a format there is refused by name.
+    let m = to_cfg(&json!({"contains": {"format": "date"}}), &SchemaOptions::default()).unwrap_err().message().to_string();
+    assert!(m.contains("`format` at #/contains/format"), "{m}");
+    let m = to_cfg(&json!({"contains": {}, "maxContains": "x"}), &SchemaOptions::default()).unwrap_err().message().to_string();
+    assert!(m.contains("`maxContains` at #/maxContains"), "{m}");
+    c(json!({"$schema": "http://json-schema.org/draft-07/schema#", "contains": {}, "maxContains": "x"}), &["[1]"], &["[]"]);
+    let e = to_cfg(&json!({"contains": {}, "minContains": 5000}), &SchemaOptions::default()).unwrap_err();
+    assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("contains at #/contains"), "{e:?}");
 }
