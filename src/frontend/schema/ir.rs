@@ -159,7 +159,7 @@ const IGNORED: &[&str] = &[
 /// Known keywords that change validity and are not enforced.
 const UNSUPPORTED: &[&str] = &[
     "contains", "minContains", "maxContains", "dependentSchemas", "dependentRequired",
-    "dependencies", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
+    "dependencies", "propertyNames", "$dynamicRef", "$recursiveRef",
 ];
 
 /// Limits (documented in docs/structured-output.md).
@@ -271,6 +271,10 @@ pub struct Ir<'a> {
     logic_memo: HashMap<Set, u32>,
     logic_list: Vec<std::rc::Rc<Logic>>,
     logic_work: usize,
+    /// The schema or its registry names `unevaluatedProperties`/`unevaluatedItems`
+    /// somewhere: an `anyOf` expands into the sets of its branches that
+    /// evaluate, a `oneOf` that does is expanded too ([`Ir::uneval`]).
+    uneval: bool,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -308,6 +312,7 @@ impl<'a> Ir<'a> {
             logic_memo: HashMap::default(),
             logic_list: Vec::new(),
             logic_work: 0,
+            uneval: mentions_uneval(root, 0) || refs.iter().any(|(_, v)| mentions_uneval(v, 0)),
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
@@ -619,8 +624,10 @@ impl<'a> Ir<'a> {
                     for s in list {
                         br.push(self.schema_loc(s)?);
                     }
-                    if kw == "oneOf" && br.len() > 1 && !self.one_of_expands(l, &br)? {
-                        continue; // enforced by `logic`
+                    // Not proved disjoint: enforced by `logic`; under `unevaluated*`, its
+                    // branches that evaluate are also expanded (each value satisfies one).
+                    if kw == "oneOf" && br.len() > 1 && !self.one_of_expands(l, &br)? && !(self.uneval && self.evaluates(&br)?) {
+                        continue;
                     }
                     out.push((l, kw, br));
                 }
@@ -717,7 +724,8 @@ impl<'a> Ir<'a> {
         for &c in d.iter() {
             // The atom: the nodes that constrain by themselves (applicators
             // and annotations dropped), so equal conjunctions meet.
-            let own: Set = self.conjs[c as usize].clone().into_iter().filter(|&l| !self.only_applies(l)).collect();
+            // Under `unevaluated*` all stay: which branches a conjunction holds decides what is evaluated.
+            let own: Set = self.conjs[c as usize].clone().into_iter().filter(|&l| self.uneval || !self.only_applies(l)).collect();
             let mut parts = vec![F::Atom(self.conj(own)?)];
             for l in self.conjs[c as usize].clone() {
                 parts.extend(self.items(l, depth + 1)?);
@@ -826,15 +834,16 @@ impl<'a> Ir<'a> {
                 Ok(())
             }
             Some((owner, kw, branches)) => {
-                for b in branches {
-                    chosen.push((owner, kw, b));
+                for alt in self.alternatives(owner, kw, branches)? {
+                    let n0 = chosen.len();
+                    chosen.extend(alt.iter().map(|&b| (owner, kw, b)));
                     let s = self.close(roots, chosen)?;
                     // Prune unsatisfiable partial conjunctions early.
                     let c = self.conj(s.clone())?;
                     if !self.merged(c)?.unsat() {
                         self.dnf_rec(roots, s, chosen, out, depth + 1)?;
                     }
-                    chosen.pop();
+                    chosen.truncate(n0);
                     if out.len() > MAX_DNF {
                         return Err(err!(Limit, "JSON Schema: anyOf/oneOf at {} expands into more than {MAX_DNF} alternatives", self.ptr(owner)));
                     }
@@ -893,6 +902,11 @@ impl<'a> Ir<'a> {
         };
         for &l in &set {
             self.merge_node(&mut m, l)?;
+        }
+        if self.uneval {
+            for &l in &set {
+                self.uneval(&mut m, l, &set)?;
+            }
         }
         // Type-specific keywords that are not enforced: harmless when no
         // value they constrain can occur (`uniqueItems` also when at most one
@@ -1204,6 +1218,189 @@ impl<'a> Ir<'a> {
     /// Whether a set contains `false`.
     pub fn is_false(&self, s: &[Loc]) -> bool {
         s.contains(&self.false_loc)
+    }
+}
+
+impl<'a> Ir<'a> {
+    /// The alternatives of an `anyOf`/`oneOf` in the DNF: each branch; under
+    /// `unevaluated*`, an `anyOf` also every set of its branches that evaluate
+    /// (what a value satisfies decides what is evaluated; a set is exact
+    /// because evaluating more only relaxes `unevaluated*`).
+    fn alternatives(&mut self, owner: Loc, kw: &str, branches: Vec<Loc>) -> Result<Vec<Vec<Loc>>> {
+        let mut ev = Vec::new();
+        if self.uneval && kw == "anyOf" {
+            for &b in &branches {
+                if self.evaluates(&[b])? {
+                    ev.push(b);
+                }
+            }
+        }
+        if ev.len() < 2 {
+            return Ok(branches.into_iter().map(|b| vec![b]).collect());
+        }
+        if ev.len() > MAX_LOGIC_ATOMS {
+            return Err(err!(Limit, "JSON Schema: anyOf at {} under unevaluatedProperties/unevaluatedItems: more than {MAX_LOGIC_ATOMS} branches evaluate", self.ptr(owner)));
+        }
+        let mut out: Vec<Vec<Loc>> = branches.iter().filter(|b| !ev.contains(b)).map(|&b| vec![b]).collect();
+        for s in 1..1u32 << ev.len() {
+            out.push(ev.iter().enumerate().filter(|(i, _)| s >> i & 1 == 1).map(|(_, &b)| b).collect());
+        }
+        Ok(out)
+    }
+
+    /// Whether the subschemas `roots` evaluate properties or items: theirs or
+    /// those of their applicators in place (`not` aside).
+    fn evaluates(&mut self, roots: &[Loc]) -> Result<bool> {
+        const EVAL: &[&str] = &[
+            "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "prefixItems", "items", "additionalItems",
+            "contains", "unevaluatedItems",
+        ];
+        let mut stack = roots.to_vec();
+        let mut seen = crate::hash::FxSet::default();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            let Node::Schema { v: xv @ Value::Object(o), ptr } = self.nodes[x as usize].clone() else { continue };
+            for (k, c) in o {
+                if EVAL.contains(&k.as_str()) {
+                    return Ok(true);
+                }
+                let subs: Vec<&'a Value> = match (k.as_str(), c) {
+                    ("$ref", Value::String(r)) => {
+                        stack.push(self.resolve_ref(r, xv, &format!("{ptr}/$ref"))?);
+                        continue;
+                    }
+                    ("allOf" | "anyOf" | "oneOf", Value::Array(a)) => a.iter().collect(),
+                    ("if" | "then" | "else", _) => vec![c],
+                    ("dependentSchemas" | "dependencies", Value::Object(d)) => d.values().collect(),
+                    _ => continue,
+                };
+                for s in subs.into_iter().filter(|s| s.is_object()) {
+                    stack.push(self.schema_loc(s)?);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// `unevaluatedProperties`/`unevaluatedItems` of node `n` (2019-09 and
+    /// later) in conjunction `set`: a part that gives the keys (items) that
+    /// no applicator in place of `n` evaluates its schema. What is evaluated:
+    /// `properties`, `patternProperties`, `additionalProperties` (items:
+    /// `prefixItems`, `items`, `additionalItems`) and nested `unevaluated*` of
+    /// `n`, its `allOf` members, `$ref` targets and the `anyOf`/`oneOf`
+    /// branches in `set` (those a value of the conjunction satisfies, see
+    /// [`Ir::alternatives`]). `if`/`then`/`else`, dependent schemas (and for
+    /// items `contains`) that evaluate are refused.
+    #[inline(never)]
+    fn uneval(&mut self, m: &mut Merged<'a>, n: Loc, set: &[Loc]) -> Result<()> {
+        let Node::Schema { v: nv @ Value::Object(no), ptr } = self.nodes[n as usize].clone() else { return Ok(()) };
+        let (up, ui) = (no.get("unevaluatedProperties"), no.get("unevaluatedItems"));
+        if up.is_none() && ui.is_none() || self.draft_at(nv) < Draft::D2019 || self.is_ref_only(n) {
+            return Ok(());
+        }
+        let (mut props, mut pats, mut all_p) = (Vec::new(), Vec::new(), false);
+        let (mut prefix, mut all_i): (Vec<Loc>, bool) = (Vec::new(), false);
+        let mut why: Option<(&str, &str)> = None;
+        let mut stack = vec![n];
+        let mut seen = crate::hash::FxSet::default();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            let Node::Schema { v: xv @ Value::Object(o), ptr: xp } = self.nodes[x as usize].clone() else { continue };
+            let ref_only = self.is_ref_only(x);
+            for (k, c) in o {
+                match (k.as_str(), c) {
+                    ("$ref", Value::String(r)) => stack.push(self.resolve_ref(r, xv, &format!("{xp}/$ref"))?),
+                    _ if ref_only => {}
+                    ("allOf", Value::Array(a)) => {
+                        for s in a {
+                            stack.push(self.schema_loc(s)?);
+                        }
+                    }
+                    ("anyOf" | "oneOf", Value::Array(a)) => {
+                        for s in a {
+                            let b = self.schema_loc(s)?;
+                            if set.contains(&b) {
+                                stack.push(b);
+                            }
+                        }
+                    }
+                    ("properties", Value::Object(ps)) => {
+                        for (name, s) in ps {
+                            props.push((name.clone(), self.schema_loc(s)?));
+                        }
+                    }
+                    ("patternProperties", Value::Object(ps)) => {
+                        for (p, s) in ps {
+                            pats.push((p.clone(), self.schema_loc(s)?));
+                        }
+                    }
+                    ("additionalProperties", _) => all_p = true,
+                    ("unevaluatedProperties", _) if x != n => all_p = true,
+                    ("unevaluatedItems", _) if x != n => all_i = true,
+                    ("contains", _) if ui.is_some() => why = Some(("unevaluatedItems", "`contains` in place")),
+                    ("if" | "then" | "else" | "dependentSchemas" | "dependencies", _) if why.is_none() => {
+                        let subs: Vec<&'a Value> = match c {
+                            Value::Object(d) if k.starts_with("dep") => d.values().filter(|s| s.is_object()).collect(),
+                            Value::Object(_) => vec![c],
+                            _ => Vec::new(),
+                        };
+                        for s in subs {
+                            let l = self.schema_loc(s)?;
+                            if self.evaluates(&[l])? {
+                                let kw = if up.is_some() { "unevaluatedProperties" } else { "unevaluatedItems" };
+                                why = Some((kw, if k.starts_with("dep") { "a dependent schema in place evaluates" } else { "`if`/`then`/`else` in place evaluate" }));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if ref_only {
+                continue;
+            }
+            // The item keywords, as `merge_object` reads them.
+            let (pre, rest) = match (o.get("prefixItems"), o.get("items"), o.get("additionalItems")) {
+                (Some(p), items, _) if self.draft_at(xv) >= Draft::D2020 => (Some(p), items),
+                (_, Some(Value::Array(_)), add) => (o.get("items"), add),
+                (_, items, _) => (None, items),
+            };
+            all_i |= rest.is_some();
+            if let Some(Value::Array(p)) = pre {
+                if p.len() > prefix.len() {
+                    prefix = p.iter().map(|s| self.schema_loc(s)).collect::<Result<_>>()?;
+                }
+            }
+        }
+        if let Some((kw, reason)) = why {
+            let at = format!("{ptr}/{kw}");
+            if self.opts.lenient {
+                self.warnings.push(format!("ignored {kw} at {at}"));
+                return Ok(());
+            }
+            return Err(err!(Schema, "JSON Schema: unsupported keyword `{kw}` at {at} ({reason}: what they evaluate is not tracked; the lenient option ignores it)"));
+        }
+        if let Some(s) = up.filter(|s| !all_p && **s != Value::Bool(true)) {
+            m.obj.push(ObjPart { props, patterns: pats, additional: Some(self.schema_loc(s)?) });
+        }
+        if let Some(s) = ui.filter(|s| !all_i && **s != Value::Bool(true)) {
+            m.arr.push(ArrPart { prefix, rest: Some(self.schema_loc(s)?) });
+        }
+        Ok(())
+    }
+}
+
+/// Whether a schema names `unevaluatedProperties`/`unevaluatedItems` (deeper
+/// than the schema depth limit: assumed so).
+fn mentions_uneval(v: &Value, depth: usize) -> bool {
+    match v {
+        _ if depth > MAX_DEPTH => true,
+        Value::Object(m) => m.iter().any(|(k, c)| k.starts_with("unevaluated") || mentions_uneval(c, depth + 1)),
+        Value::Array(a) => a.iter().any(|c| mentions_uneval(c, depth + 1)),
+        _ => false,
     }
 }
 

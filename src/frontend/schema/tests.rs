@@ -375,3 +375,38 @@ fn logic_by_complement() {
     // Out of schema order, a negated member is not taken as failed.
     c(json!({"not": {"properties": {"a": {}, "b": {}}, "required": ["a", "b"]}}), &["{\"a\":1}", "{\"b\":1}"], &["{\"a\":1,\"b\":2}", "{\"b\":1,\"a\":2}"]);
 }
+
+/// `unevaluatedProperties`/`unevaluatedItems`: what `allOf`, `$ref` and the
+/// valid `anyOf`/`oneOf` branches evaluate; `if`/`then`/`else` and dependent
+/// schemas that evaluate, and `contains` beside `unevaluatedItems`, are
+/// refused by name; draft-07 and older read them as annotations.
+#[test]
+fn unevaluated_keywords() {
+    // The common case: a base schema extended by allOf, closed.
+    let base = json!({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]});
+    let s = json!({"allOf": [{"$ref": "http://ex.com/base.json"}, {"properties": {"name": {"type": "string"}}}], "unevaluatedProperties": false});
+    refs_case(s, &[("http://ex.com/base.json", base)], false, &[r#"{"id":1}"#, r#"{"id":1,"name":"a"}"#], &[r#"{"id":1,"x":2}"#, r#"{"name":"a"}"#]);
+    // Every valid anyOf branch counts, a failing one does not.
+    let s = json!({"anyOf": [{"properties": {"a": {"const": 1}}}, {"properties": {"b": {"type": "string"}}}], "unevaluatedProperties": {"type": "string"}});
+    refs_case(s, &[], false, &[r#"{"a":1,"b":"s"}"#, r#"{"a":"s"}"#, r#"{"c":"s"}"#], &[r#"{"a":2}"#, r#"{"c":1}"#, r#"{"a":1,"b":1}"#]);
+    // Items: the longest prefix in place; a nested unevaluatedItems evaluates all.
+    let s = json!({"prefixItems": [{"type": "integer"}], "allOf": [{"prefixItems": [true, {"type": "string"}]}], "unevaluatedItems": false});
+    refs_case(s, &[], false, &["[]", r#"[1,"a"]"#], &[r#"[1,"a",2]"#]);
+    let s = json!({"allOf": [{"unevaluatedItems": true}], "unevaluatedItems": false});
+    refs_case(s, &[], false, &["[1,2]"], &[]);
+    // Draft-07: an unknown keyword (annotation).
+    let s = json!({"$schema": "http://json-schema.org/draft-07/schema#", "unevaluatedProperties": false});
+    refs_case(s, &[], false, &[r#"{"a":1}"#], &[]);
+    let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
+    let m = e(json!({"properties": {"p": {"if": {"properties": {"a": {}}}, "unevaluatedProperties": false}}}));
+    assert!(m.contains("`unevaluatedProperties` at #/properties/p/unevaluatedProperties") && m.contains("`if`"), "{m}");
+    let m = e(json!({"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}));
+    assert!(m.contains("`unevaluatedProperties` at #/unevaluatedProperties"), "{m}");
+    let m = e(json!({"allOf": [{"contains": {}}], "unevaluatedItems": false}));
+    assert!(m.contains("`unevaluatedItems` at #/unevaluatedItems") || m.contains("`contains`"), "{m}");
+    // Conditions that evaluate nothing are fine; lenient lists what it ignores.
+    let s = json!({"properties": {"a": {}, "b": {}}, "if": {"required": ["a"]}, "then": {"required": ["b"]}, "unevaluatedProperties": false});
+    refs_case(s, &[], false, &[r#"{"a":1,"b":2}"#, "{}"], &[r#"{"a":1}"#, r#"{"c":1}"#]);
+    let g = to_cfg(&json!({"if": {"properties": {"a": {}}}, "then": {}, "unevaluatedProperties": false}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
+    assert!(g.warnings.iter().any(|w| w.contains("unevaluatedProperties at #/unevaluatedProperties")), "{:?}", g.warnings);
+}
