@@ -586,7 +586,7 @@ impl<'a> Ir<'a> {
                             acts.push(self.schema_loc(s)?);
                         }
                     }
-                    "anyOf" | "oneOf" => {
+                    "anyOf" | "oneOf" | "if" => {
                         for &(o, kw, b) in chosen {
                             if o == l && kw == k {
                                 acts.push(b);
@@ -631,6 +631,9 @@ impl<'a> Ir<'a> {
                     }
                     out.push((l, kw, br));
                 }
+            }
+            if let Some(br) = self.if_group(l)? {
+                out.push((l, "if", br.to_vec()));
             }
         }
         Ok(out)
@@ -729,6 +732,12 @@ impl<'a> Ir<'a> {
             let mut parts = vec![F::Atom(self.conj(own)?)];
             for l in self.conjs[c as usize].clone() {
                 parts.extend(self.items(l, depth + 1)?);
+                // An `if` group's alternative without the `if` schema: it fails.
+                if let Some([i, ..]) = self.if_group(l)? {
+                    if !self.conjs[c as usize].contains(&i) {
+                        parts.push(F::Not(Box::new(self.form(&[i], depth + 1)?)));
+                    }
+                }
             }
             alts.push(F::And(parts));
         }
@@ -1227,6 +1236,9 @@ impl<'a> Ir<'a> {
     /// (what a value satisfies decides what is evaluated; a set is exact
     /// because evaluating more only relaxes `unevaluated*`).
     fn alternatives(&mut self, owner: Loc, kw: &str, branches: Vec<Loc>) -> Result<Vec<Vec<Loc>>> {
+        if kw == "if" {
+            return Ok(vec![branches[..2].to_vec(), vec![branches[2]]]);
+        }
         let mut ev = Vec::new();
         if self.uneval && kw == "anyOf" {
             for &b in &branches {
@@ -1246,6 +1258,22 @@ impl<'a> Ir<'a> {
             out.push(ev.iter().enumerate().filter(|(i, _)| s >> i & 1 == 1).map(|(_, &b)| b).collect());
         }
         Ok(out)
+    }
+
+    /// Under `unevaluated*`, an `if` of node `l` (draft-07 and later) whose
+    /// `if`/`then`/`else` evaluate: [if, then, else] (`l` for one absent),
+    /// distributed into the alternatives [if, then] and [else]; [`Ir::form`]
+    /// adds to the second that `if` fails, `items` the condition itself.
+    fn if_group(&mut self, l: Loc) -> Result<Option<[Loc; 3]>> {
+        let Node::Schema { v: v @ Value::Object(m), .. } = self.nodes[l as usize].clone() else { return Ok(None) };
+        let Some(i) = m.get("if").filter(|_| self.uneval && !self.is_ref_only(l) && self.draft_at(v) >= Draft::D7) else { return Ok(None) };
+        let mut g = [self.schema_loc(i)?, l, l];
+        for (j, k) in [(1, "then"), (2, "else")] {
+            if let Some(s) = m.get(k) {
+                g[j] = self.schema_loc(s)?;
+            }
+        }
+        Ok(self.evaluates(&g)?.then_some(g))
     }
 
     /// Whether the subschemas `roots` evaluate properties or items: theirs or
@@ -1291,8 +1319,9 @@ impl<'a> Ir<'a> {
     /// `prefixItems`, `items`, `additionalItems`) and nested `unevaluated*` of
     /// `n`, its `allOf` members, `$ref` targets and the `anyOf`/`oneOf`
     /// branches in `set` (those a value of the conjunction satisfies, see
-    /// [`Ir::alternatives`]). `if`/`then`/`else`, dependent schemas (and for
-    /// items `contains`) that evaluate are refused.
+    /// [`Ir::alternatives`]), `if` and `then` where the `if` group's
+    /// alternative holds `if`, else `else` ([`Ir::if_group`]). Dependent
+    /// schemas that evaluate (and for items `contains`) are refused.
     #[inline(never)]
     fn uneval(&mut self, m: &mut Merged<'a>, n: Loc, set: &[Loc]) -> Result<()> {
         let Node::Schema { v: nv @ Value::Object(no), ptr } = self.nodes[n as usize].clone() else { return Ok(()) };
@@ -1341,18 +1370,19 @@ impl<'a> Ir<'a> {
                     ("additionalProperties", _) => all_p = true,
                     ("unevaluatedProperties", _) if x != n => all_p = true,
                     ("unevaluatedItems", _) if x != n => all_i = true,
-                    ("contains", _) if ui.is_some() => why = Some(("unevaluatedItems", "`contains` in place")),
-                    ("if" | "then" | "else" | "dependentSchemas" | "dependencies", _) if why.is_none() => {
-                        let subs: Vec<&'a Value> = match c {
-                            Value::Object(d) if k.starts_with("dep") => d.values().filter(|s| s.is_object()).collect(),
-                            Value::Object(_) => vec![c],
-                            _ => Vec::new(),
-                        };
-                        for s in subs {
+                    ("contains", _) if ui.is_some() => why = Some(("unevaluatedItems", "what a `contains` in place evaluates is not tracked")),
+                    // An `if` group in `set`: `if` and `then` where `if` holds, else `else`.
+                    ("if", _) => {
+                        if let Some([i, t, e]) = self.if_group(x)? {
+                            stack.extend(if set.contains(&i) { [i, t] } else { [e, e] }.into_iter().filter(|b| set.contains(b)));
+                        }
+                    }
+                    ("dependentSchemas" | "dependencies", Value::Object(d)) if why.is_none() => {
+                        for s in d.values().filter(|s| s.is_object()) {
                             let l = self.schema_loc(s)?;
                             if self.evaluates(&[l])? {
                                 let kw = if up.is_some() { "unevaluatedProperties" } else { "unevaluatedItems" };
-                                why = Some((kw, if k.starts_with("dep") { "a dependent schema in place evaluates" } else { "`if`/`then`/`else` in place evaluate" }));
+                                why = Some((kw, "what a dependent schema in place evaluates is not tracked"));
                             }
                         }
                     }
@@ -1378,10 +1408,13 @@ impl<'a> Ir<'a> {
         if let Some((kw, reason)) = why {
             let at = format!("{ptr}/{kw}");
             if self.opts.lenient {
-                self.warnings.push(format!("ignored {kw} at {at}"));
+                let w = format!("ignored {kw} at {at}");
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
                 return Ok(());
             }
-            return Err(err!(Schema, "JSON Schema: unsupported keyword `{kw}` at {at} ({reason}: what they evaluate is not tracked; the lenient option ignores it)"));
+            return Err(err!(Schema, "JSON Schema: unsupported keyword `{kw}` at {at} ({reason}; the lenient option ignores it)"));
         }
         if let Some(s) = up.filter(|s| !all_p && **s != Value::Bool(true)) {
             m.obj.push(ObjPart { props, patterns: pats, additional: Some(self.schema_loc(s)?) });

@@ -377,7 +377,7 @@ fn logic_by_complement() {
 }
 
 /// `unevaluatedProperties`/`unevaluatedItems`: what `allOf`, `$ref` and the
-/// valid `anyOf`/`oneOf` branches evaluate; `if`/`then`/`else` and dependent
+/// valid `anyOf`/`oneOf` branches and `if`/`then`/`else` evaluate; dependent
 /// schemas that evaluate, and `contains` beside `unevaluatedItems`, are
 /// refused by name; draft-07 and older read them as annotations.
 #[test]
@@ -398,15 +398,19 @@ fn unevaluated_keywords() {
     let s = json!({"$schema": "http://json-schema.org/draft-07/schema#", "unevaluatedProperties": false});
     refs_case(s, &[], false, &[r#"{"a":1}"#], &[]);
     let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
-    let m = e(json!({"properties": {"p": {"if": {"properties": {"a": {}}}, "unevaluatedProperties": false}}}));
-    assert!(m.contains("`unevaluatedProperties` at #/properties/p/unevaluatedProperties") && m.contains("`if`"), "{m}");
-    let m = e(json!({"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}));
-    assert!(m.contains("`unevaluatedProperties` at #/unevaluatedProperties"), "{m}");
+    let m = e(json!({"properties": {"p": {"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}}}));
+    assert!(m.contains("`unevaluatedProperties` at #/properties/p/unevaluatedProperties") && m.contains("dependent schema"), "{m}");
     let m = e(json!({"allOf": [{"contains": {}}], "unevaluatedItems": false}));
     assert!(m.contains("`unevaluatedItems` at #/unevaluatedItems") || m.contains("`contains`"), "{m}");
+    // if/then/else: `if` and `then` where `if` holds, else `else`.
+    let s = json!({"if": {"properties": {"a": {"const": 1}}, "required": ["a"]}, "then": {"properties": {"b": {}}}, "else": {"properties": {"c": {}}}, "unevaluatedProperties": false});
+    refs_case(s, &[], false, &[r#"{"a":1}"#, r#"{"a":1,"b":2}"#, r#"{"c":1}"#, "{}"], &[r#"{"a":1,"c":2}"#, r#"{"a":2,"c":1}"#, r#"{"b":1}"#]);
+    // An `if` without `then`/`else` evaluates where it holds.
+    let s = json!({"if": {"prefixItems": [{"const": 1}]}, "unevaluatedItems": false});
+    refs_case(s, &[], false, &["[]", "[1]"], &["[2]", "[1,2]"]);
     // Conditions that evaluate nothing are fine; lenient lists what it ignores.
     let s = json!({"properties": {"a": {}, "b": {}}, "if": {"required": ["a"]}, "then": {"required": ["b"]}, "unevaluatedProperties": false});
     refs_case(s, &[], false, &[r#"{"a":1,"b":2}"#, "{}"], &[r#"{"a":1}"#, r#"{"c":1}"#]);
-    let g = to_cfg(&json!({"if": {"properties": {"a": {}}}, "then": {}, "unevaluatedProperties": false}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
+    let g = to_cfg(&json!({"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
     assert!(g.warnings.iter().any(|w| w.contains("unevaluatedProperties at #/unevaluatedProperties")), "{:?}", g.warnings);
 }
