@@ -845,7 +845,9 @@ impl<'a> Ir<'a> {
             Some((owner, kw, branches)) => {
                 for alt in self.alternatives(owner, kw, branches)? {
                     let n0 = chosen.len();
-                    chosen.extend(alt.iter().map(|&b| (owner, kw, b)));
+                    for &b in &alt {
+                        chosen.push((owner, kw, b));
+                    }
                     let s = self.close(roots, chosen)?;
                     // Prune unsatisfiable partial conjunctions early.
                     let c = self.conj(s.clone())?;
@@ -1237,25 +1239,27 @@ impl<'a> Ir<'a> {
     /// because evaluating more only relaxes `unevaluated*`).
     fn alternatives(&mut self, owner: Loc, kw: &str, branches: Vec<Loc>) -> Result<Vec<Vec<Loc>>> {
         if kw == "if" {
-            return Ok(vec![branches[..2].to_vec(), vec![branches[2]]]);
+            return Ok(vec![vec![branches[0], branches[1]], vec![branches[2]]]);
         }
-        let mut ev = Vec::new();
-        if self.uneval && kw == "anyOf" {
-            for &b in &branches {
-                if self.evaluates(&[b])? {
-                    ev.push(b);
-                }
+        let (mut out, mut ev) = (Vec::new(), Vec::new());
+        for &b in &branches {
+            if kw == "anyOf" && self.uneval && self.evaluates(&[b])? {
+                ev.push(b);
+            } else {
+                out.push(vec![b]);
             }
         }
-        if ev.len() < 2 {
-            return Ok(branches.into_iter().map(|b| vec![b]).collect());
+        if ev.len() > MAX_DNF.ilog2() as usize {
+            return Err(err!(Limit, "JSON Schema: anyOf/oneOf at {} expands into more than {MAX_DNF} alternatives", self.ptr(owner)));
         }
-        if ev.len() > MAX_LOGIC_ATOMS {
-            return Err(err!(Limit, "JSON Schema: anyOf at {} under unevaluatedProperties/unevaluatedItems: more than {MAX_LOGIC_ATOMS} branches evaluate", self.ptr(owner)));
-        }
-        let mut out: Vec<Vec<Loc>> = branches.iter().filter(|b| !ev.contains(b)).map(|&b| vec![b]).collect();
         for s in 1..1u32 << ev.len() {
-            out.push(ev.iter().enumerate().filter(|(i, _)| s >> i & 1 == 1).map(|(_, &b)| b).collect());
+            let mut alt = Vec::new();
+            for (i, &b) in ev.iter().enumerate() {
+                if s >> i & 1 == 1 {
+                    alt.push(b);
+                }
+            }
+            out.push(alt);
         }
         Ok(out)
     }
@@ -1265,7 +1269,7 @@ impl<'a> Ir<'a> {
     /// distributed into the alternatives [if, then] and [else]; [`Ir::form`]
     /// adds to the second that `if` fails, `items` the condition itself.
     fn if_group(&mut self, l: Loc) -> Result<Option<[Loc; 3]>> {
-        let Node::Schema { v: v @ Value::Object(m), .. } = self.nodes[l as usize].clone() else { return Ok(None) };
+        let Some((v, m)) = self.schema_obj(l) else { return Ok(None) };
         let Some(i) = m.get("if").filter(|_| self.uneval && !self.is_ref_only(l) && self.draft_at(v) >= Draft::D7) else { return Ok(None) };
         let mut g = [self.schema_loc(i)?, l, l];
         for (j, k) in [(1, "then"), (2, "else")] {
@@ -1276,150 +1280,140 @@ impl<'a> Ir<'a> {
         Ok(self.evaluates(&g)?.then_some(g))
     }
 
-    /// Whether the subschemas `roots` evaluate properties or items: theirs or
-    /// those of their applicators in place (`not` aside).
-    fn evaluates(&mut self, roots: &[Loc]) -> Result<bool> {
-        const EVAL: &[&str] = &[
-            "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "prefixItems", "items", "additionalItems",
-            "contains", "unevaluatedItems",
-        ];
+    /// A schema object node: its value and map.
+    fn schema_obj(&self, l: Loc) -> Option<(&'a Value, &'a serde_json::Map<String, Value>)> {
+        match self.nodes[l as usize] {
+            Node::Schema { v: v @ Value::Object(o), .. } => Some((v, o)),
+            _ => None,
+        }
+    }
+
+    /// The subschemas in place of `roots`, theirs included: `$ref` targets,
+    /// `allOf` members and, with `set`, the `anyOf`/`oneOf` branches and the
+    /// `if` group members in it ([`Ir::if_group`]); without, every `anyOf`/`oneOf`
+    /// branch and `if`/`then`/`else`. `not` is not in place; dependent schemas
+    /// are not either ([`Ir::uneval`] refuses those that evaluate).
+    #[inline(never)]
+    fn in_place(&mut self, roots: &[Loc], set: Option<&[Loc]>) -> Result<Vec<Loc>> {
+        let mut out: Vec<Loc> = Vec::new();
         let mut stack = roots.to_vec();
-        let mut seen = crate::hash::FxSet::default();
         while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
+            if out.contains(&x) {
                 continue;
             }
-            let Node::Schema { v: xv @ Value::Object(o), ptr } = self.nodes[x as usize].clone() else { continue };
+            out.push(x);
+            let Some((xv, o)) = self.schema_obj(x) else { continue };
+            let ref_only = self.is_ref_only(x);
             for (k, c) in o {
-                if EVAL.contains(&k.as_str()) {
-                    return Ok(true);
-                }
-                let subs: Vec<&'a Value> = match (k.as_str(), c) {
+                let list: &'a [Value] = match (k.as_str(), c) {
                     ("$ref", Value::String(r)) => {
-                        stack.push(self.resolve_ref(r, xv, &format!("{ptr}/$ref"))?);
+                        let at = format!("{}/$ref", self.ptr(x));
+                        stack.push(self.resolve_ref(r, xv, &at)?);
                         continue;
                     }
-                    ("allOf" | "anyOf" | "oneOf", Value::Array(a)) => a.iter().collect(),
-                    ("if" | "then" | "else", _) => vec![c],
-                    ("dependentSchemas" | "dependencies", Value::Object(d)) => d.values().collect(),
+                    _ if ref_only => continue,
+                    ("allOf" | "anyOf" | "oneOf", Value::Array(a)) => a,
+                    ("if" | "then" | "else", _) if set.is_none() => std::slice::from_ref(c),
                     _ => continue,
                 };
-                for s in subs.into_iter().filter(|s| s.is_object()) {
-                    stack.push(self.schema_loc(s)?);
+                for s in list.iter().filter(|s| s.is_object()) {
+                    let b = self.schema_loc(s)?;
+                    if k == "allOf" || set.is_none_or(|st| st.contains(&b)) {
+                        stack.push(b);
+                    }
+                }
+            }
+            if let Some(st) = set {
+                if let Some([i, t, e]) = self.if_group(x)? {
+                    for b in if st.contains(&i) { [i, t] } else { [e, e] } {
+                        if st.contains(&b) {
+                            stack.push(b);
+                        }
+                    }
                 }
             }
         }
-        Ok(false)
+        Ok(out)
+    }
+
+    /// Whether the subschemas `roots` evaluate properties or items: theirs or
+    /// those of their applicators in place (`not` aside); a dependent schema
+    /// counts (so [`Ir::uneval`] sees it, and refuses it if it evaluates).
+    fn evaluates(&mut self, roots: &[Loc]) -> Result<bool> {
+        const EVAL: &[&str] = &[
+            "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "prefixItems", "items", "additionalItems",
+            "contains", "unevaluatedItems", "dependentSchemas", "dependencies",
+        ];
+        let all = self.in_place(roots, None)?;
+        Ok(all.iter().any(|&x| matches!(&self.nodes[x as usize], Node::Schema { v: Value::Object(o), .. } if o.keys().any(|k| EVAL.contains(&k.as_str())))))
     }
 
     /// `unevaluatedProperties`/`unevaluatedItems` of node `n` (2019-09 and
     /// later) in conjunction `set`: a part that gives the keys (items) that
     /// no applicator in place of `n` evaluates its schema. What is evaluated:
     /// `properties`, `patternProperties`, `additionalProperties` (items:
-    /// `prefixItems`, `items`, `additionalItems`) and nested `unevaluated*` of
-    /// `n`, its `allOf` members, `$ref` targets and the `anyOf`/`oneOf`
-    /// branches in `set` (those a value of the conjunction satisfies, see
-    /// [`Ir::alternatives`]), `if` and `then` where the `if` group's
-    /// alternative holds `if`, else `else` ([`Ir::if_group`]). Dependent
-    /// schemas that evaluate (and for items `contains`) are refused.
+    /// `prefixItems`, `items`, `additionalItems`, as `merge_object` reads them)
+    /// and nested `unevaluated*` of the subschemas in place ([`Ir::in_place`]:
+    /// the `anyOf`/`oneOf` branches in `set` are those a value of the
+    /// conjunction satisfies, see [`Ir::alternatives`]). Dependent schemas
+    /// that evaluate (and for items `contains`) are refused.
     #[inline(never)]
     fn uneval(&mut self, m: &mut Merged<'a>, n: Loc, set: &[Loc]) -> Result<()> {
-        let Node::Schema { v: nv @ Value::Object(no), ptr } = self.nodes[n as usize].clone() else { return Ok(()) };
+        let Some((nv, no)) = self.schema_obj(n) else { return Ok(()) };
         let (up, ui) = (no.get("unevaluatedProperties"), no.get("unevaluatedItems"));
         if up.is_none() && ui.is_none() || self.draft_at(nv) < Draft::D2019 || self.is_ref_only(n) {
             return Ok(());
         }
         let (mut props, mut pats, mut all_p) = (Vec::new(), Vec::new(), false);
-        let (mut prefix, mut all_i): (Vec<Loc>, bool) = (Vec::new(), false);
-        let mut why: Option<(&str, &str)> = None;
-        let mut stack = vec![n];
-        let mut seen = crate::hash::FxSet::default();
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
+        let (mut pre, mut all_i): (&[Value], bool) = (&[], false);
+        let mut why = None;
+        for x in self.in_place(&[n], Some(set))? {
+            let Some((xv, o)) = self.schema_obj(x) else { continue };
+            if self.is_ref_only(x) {
                 continue;
             }
-            let Node::Schema { v: xv @ Value::Object(o), ptr: xp } = self.nodes[x as usize].clone() else { continue };
-            let ref_only = self.is_ref_only(x);
+            let d20 = self.draft_at(xv) >= Draft::D2020 && o.contains_key("prefixItems");
+            let arr_items = matches!(o.get("items"), Some(Value::Array(_))) && !d20;
             for (k, c) in o {
                 match (k.as_str(), c) {
-                    ("$ref", Value::String(r)) => stack.push(self.resolve_ref(r, xv, &format!("{xp}/$ref"))?),
-                    _ if ref_only => {}
-                    ("allOf", Value::Array(a)) => {
-                        for s in a {
-                            stack.push(self.schema_loc(s)?);
-                        }
-                    }
-                    ("anyOf" | "oneOf", Value::Array(a)) => {
-                        for s in a {
-                            let b = self.schema_loc(s)?;
-                            if set.contains(&b) {
-                                stack.push(b);
-                            }
-                        }
-                    }
-                    ("properties", Value::Object(ps)) => {
+                    ("properties" | "patternProperties", Value::Object(ps)) => {
                         for (name, s) in ps {
-                            props.push((name.clone(), self.schema_loc(s)?));
-                        }
-                    }
-                    ("patternProperties", Value::Object(ps)) => {
-                        for (p, s) in ps {
-                            pats.push((p.clone(), self.schema_loc(s)?));
+                            let l = self.schema_loc(s)?;
+                            if k == "properties" { &mut props } else { &mut pats }.push((name.clone(), l));
                         }
                     }
                     ("additionalProperties", _) => all_p = true,
                     ("unevaluatedProperties", _) if x != n => all_p = true,
+                    ("prefixItems", Value::Array(p)) | ("items", Value::Array(p)) if (if k == "items" { arr_items } else { d20 }) && p.len() > pre.len() => pre = p,
+                    ("items", _) if !arr_items => all_i = true,
+                    ("additionalItems", _) if arr_items => all_i = true,
                     ("unevaluatedItems", _) if x != n => all_i = true,
                     ("contains", _) if ui.is_some() => why = Some(("unevaluatedItems", "what a `contains` in place evaluates is not tracked")),
-                    // An `if` group in `set`: `if` and `then` where `if` holds, else `else`.
-                    ("if", _) => {
-                        if let Some([i, t, e]) = self.if_group(x)? {
-                            stack.extend(if set.contains(&i) { [i, t] } else { [e, e] }.into_iter().filter(|b| set.contains(b)));
-                        }
-                    }
-                    ("dependentSchemas" | "dependencies", Value::Object(d)) if why.is_none() => {
+                    ("dependentSchemas" | "dependencies", Value::Object(d)) => {
                         for s in d.values().filter(|s| s.is_object()) {
                             let l = self.schema_loc(s)?;
                             if self.evaluates(&[l])? {
-                                let kw = if up.is_some() { "unevaluatedProperties" } else { "unevaluatedItems" };
-                                why = Some((kw, "what a dependent schema in place evaluates is not tracked"));
+                                why = Some((if up.is_some() { "unevaluatedProperties" } else { "unevaluatedItems" }, "what a dependent schema in place evaluates is not tracked"));
                             }
                         }
                     }
                     _ => {}
                 }
             }
-            if ref_only {
-                continue;
-            }
-            // The item keywords, as `merge_object` reads them.
-            let (pre, rest) = match (o.get("prefixItems"), o.get("items"), o.get("additionalItems")) {
-                (Some(p), items, _) if self.draft_at(xv) >= Draft::D2020 => (Some(p), items),
-                (_, Some(Value::Array(_)), add) => (o.get("items"), add),
-                (_, items, _) => (None, items),
-            };
-            all_i |= rest.is_some();
-            if let Some(Value::Array(p)) = pre {
-                if p.len() > prefix.len() {
-                    prefix = p.iter().map(|s| self.schema_loc(s)).collect::<Result<_>>()?;
-                }
-            }
         }
         if let Some((kw, reason)) = why {
-            let at = format!("{ptr}/{kw}");
-            if self.opts.lenient {
-                let w = format!("ignored {kw} at {at}");
-                if !self.warnings.contains(&w) {
-                    self.warnings.push(w);
-                }
-                return Ok(());
-            }
-            return Err(err!(Schema, "JSON Schema: unsupported keyword `{kw}` at {at} ({reason}; the lenient option ignores it)"));
+            // Strict: an error; lenient: ignored (listed).
+            let at = format!("{}/{kw} ({reason})", self.ptr(n));
+            return self.unsupported(kw, &at);
         }
-        if let Some(s) = up.filter(|s| !all_p && **s != Value::Bool(true)) {
+        if let Some(s) = up.filter(|s| !all_p && !matches!(s, Value::Bool(true))) {
             m.obj.push(ObjPart { props, patterns: pats, additional: Some(self.schema_loc(s)?) });
         }
-        if let Some(s) = ui.filter(|s| !all_i && **s != Value::Bool(true)) {
+        if let Some(s) = ui.filter(|s| !all_i && !matches!(s, Value::Bool(true))) {
+            let mut prefix = Vec::new();
+            for p in pre {
+                prefix.push(self.schema_loc(p)?);
+            }
             m.arr.push(ArrPart { prefix, rest: Some(self.schema_loc(s)?) });
         }
         Ok(())
