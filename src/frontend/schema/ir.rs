@@ -1296,9 +1296,10 @@ impl<'a> Ir<'a> {
     #[inline(never)]
     fn in_place(&mut self, roots: &[Loc], set: Option<&[Loc]>) -> Result<Vec<Loc>> {
         let mut out: Vec<Loc> = Vec::new();
+        let mut seen = crate::hash::FxSet::default();
         let mut stack = roots.to_vec();
         while let Some(x) = stack.pop() {
-            if out.contains(&x) {
+            if !seen.insert(x) {
                 continue;
             }
             out.push(x);
