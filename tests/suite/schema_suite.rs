@@ -1,6 +1,7 @@
 //! The official JSON Schema Test Suite (draft2020-12 and draft7 whole, the
 //! reference files (`ref`, `refRemote`, `anchor`, `defs`/`definitions`, `id`)
-//! of draft2019-09, draft6 and draft4, from
+//! of draft2019-09, draft6 and draft4, and draft2019-09's `unevaluated*`
+//! files (its `items`/`additionalItems` roles), from
 //! models/schema/suite, fetched by scripts/setup/fetch-schemas.sh) against the
 //! schema front end.
 //!
@@ -150,6 +151,8 @@ fn meta_uri(draft: &str) -> Option<&'static str> {
 
 /// The keyword files of the references (read for every draft).
 const REF_FILES: &[&str] = &["ref", "refRemote", "anchor", "defs", "definitions", "id"];
+/// Draft2019-09's: the reference files and `unevaluated*`.
+const FILES_2019: &[&str] = &["ref", "refRemote", "anchor", "defs", "definitions", "id", "unevaluatedProperties", "unevaluatedItems"];
 
 /// `only`: the keyword files to read (None: all).
 fn run_draft(draft: &str, only: Option<&[&str]>, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<String, Row> {
@@ -314,7 +317,7 @@ fn official_suite() {
     let mut bad = 0;
     let mut problems = Vec::new();
     // draft2020-12 and draft7 whole; the other drafts' reference files.
-    for (draft, only) in [("draft2020-12", None), ("draft7", None), ("draft2019-09", Some(REF_FILES)), ("draft6", Some(REF_FILES)), ("draft4", Some(REF_FILES))] {
+    for (draft, only) in [("draft2020-12", None), ("draft7", None), ("draft2019-09", Some(FILES_2019)), ("draft6", Some(REF_FILES)), ("draft4", Some(REF_FILES))] {
         let t = run_draft(draft, only, full, tok.as_ref());
         print(draft, &t);
         bad += t.values().map(|r| r.invalid_accepted + r.disagree).sum::<usize>();

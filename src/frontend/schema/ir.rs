@@ -163,7 +163,7 @@ const IGNORED: &[&str] = &[
 /// Known keywords that change validity and are not enforced.
 const UNSUPPORTED: &[&str] = &[
     "dependentSchemas", "dependentRequired",
-    "dependencies", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
+    "dependencies", "propertyNames", "$dynamicRef", "$recursiveRef",
 ];
 
 /// Limits (documented in docs/structured-output.md).
@@ -275,6 +275,10 @@ pub struct Ir<'a> {
     logic_memo: HashMap<Set, u32>,
     logic_list: Vec<std::rc::Rc<Logic>>,
     logic_work: usize,
+    /// The schema or its registry names `unevaluatedProperties`/`unevaluatedItems`
+    /// somewhere: an `anyOf` expands into the sets of its branches that
+    /// evaluate, a `oneOf` that does is expanded too ([`Ir::uneval`]).
+    uneval: bool,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -312,6 +316,7 @@ impl<'a> Ir<'a> {
             logic_memo: HashMap::default(),
             logic_list: Vec::new(),
             logic_work: 0,
+            uneval: mentions_uneval(root, 0) || refs.iter().any(|(_, v)| mentions_uneval(v, 0)),
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
@@ -585,7 +590,7 @@ impl<'a> Ir<'a> {
                             acts.push(self.schema_loc(s)?);
                         }
                     }
-                    "anyOf" | "oneOf" => {
+                    "anyOf" | "oneOf" | "if" => {
                         for &(o, kw, b) in chosen {
                             if o == l && kw == k {
                                 acts.push(b);
@@ -623,11 +628,16 @@ impl<'a> Ir<'a> {
                     for s in list {
                         br.push(self.schema_loc(s)?);
                     }
-                    if kw == "oneOf" && br.len() > 1 && !self.one_of_expands(l, &br)? {
-                        continue; // enforced by `logic`
+                    // Not proved disjoint: enforced by `logic`; under `unevaluated*`, its
+                    // branches that evaluate are also expanded (each value satisfies one).
+                    if kw == "oneOf" && br.len() > 1 && !self.one_of_expands(l, &br)? && !(self.uneval && self.evaluates(&br)?) {
+                        continue;
                     }
                     out.push((l, kw, br));
                 }
+            }
+            if let Some(br) = self.if_group(l)? {
+                out.push((l, "if", br.to_vec()));
             }
         }
         Ok(out)
@@ -721,10 +731,17 @@ impl<'a> Ir<'a> {
         for &c in d.iter() {
             // The atom: the nodes that constrain by themselves (applicators
             // and annotations dropped), so equal conjunctions meet.
-            let own: Set = self.conjs[c as usize].clone().into_iter().filter(|&l| !self.only_applies(l)).collect();
+            // Under `unevaluated*` all stay: which branches a conjunction holds decides what is evaluated.
+            let own: Set = self.conjs[c as usize].clone().into_iter().filter(|&l| self.uneval || !self.only_applies(l)).collect();
             let mut parts = vec![F::Atom(self.conj(own)?)];
             for l in self.conjs[c as usize].clone() {
                 parts.extend(self.items(l, depth + 1)?);
+                // An `if` group's alternative without the `if` schema: it fails.
+                if let Some([i, ..]) = self.if_group(l)? {
+                    if !self.conjs[c as usize].contains(&i) {
+                        parts.push(F::Not(Box::new(self.form(&[i], depth + 1)?)));
+                    }
+                }
             }
             alts.push(F::And(parts));
         }
@@ -858,15 +875,18 @@ impl<'a> Ir<'a> {
                 Ok(())
             }
             Some((owner, kw, branches)) => {
-                for b in branches {
-                    chosen.push((owner, kw, b));
+                for alt in self.alternatives(owner, kw, branches)? {
+                    let n0 = chosen.len();
+                    for &b in &alt {
+                        chosen.push((owner, kw, b));
+                    }
                     let s = self.close(roots, chosen)?;
                     // Prune unsatisfiable partial conjunctions early.
                     let c = self.conj(s.clone())?;
                     if !self.merged(c)?.unsat() {
                         self.dnf_rec(roots, s, chosen, out, depth + 1)?;
                     }
-                    chosen.pop();
+                    chosen.truncate(n0);
                     if out.len() > MAX_DNF {
                         return Err(err!(Limit, "JSON Schema: anyOf/oneOf at {} expands into more than {MAX_DNF} alternatives", self.ptr(owner)));
                     }
@@ -926,6 +946,11 @@ impl<'a> Ir<'a> {
         };
         for &l in &set {
             self.merge_node(&mut m, l)?;
+        }
+        if self.uneval {
+            for &l in &set {
+                self.uneval(&mut m, l, &set)?;
+            }
         }
         // Type-specific keywords that are not enforced: harmless when no
         // value they constrain can occur (`uniqueItems` also when at most one
@@ -1256,6 +1281,206 @@ impl<'a> Ir<'a> {
     /// Whether a set contains `false`.
     pub fn is_false(&self, s: &[Loc]) -> bool {
         s.contains(&self.false_loc)
+    }
+}
+
+impl<'a> Ir<'a> {
+    /// The alternatives of an `anyOf`/`oneOf` in the DNF: each branch; under
+    /// `unevaluated*`, an `anyOf` also every set of its branches that evaluate
+    /// (what a value satisfies decides what is evaluated; a set is exact
+    /// because evaluating more only relaxes `unevaluated*`).
+    fn alternatives(&mut self, owner: Loc, kw: &str, branches: Vec<Loc>) -> Result<Vec<Vec<Loc>>> {
+        if kw == "if" {
+            return Ok(vec![vec![branches[0], branches[1]], vec![branches[2]]]);
+        }
+        let (mut out, mut ev) = (Vec::new(), Vec::new());
+        for &b in &branches {
+            if kw == "anyOf" && self.uneval && self.evaluates(&[b])? {
+                ev.push(b);
+            } else {
+                out.push(vec![b]);
+            }
+        }
+        if ev.len() > MAX_DNF.ilog2() as usize {
+            return Err(err!(Limit, "JSON Schema: anyOf/oneOf at {} expands into more than {MAX_DNF} alternatives", self.ptr(owner)));
+        }
+        for s in 1..1u32 << ev.len() {
+            let mut alt = Vec::new();
+            for (i, &b) in ev.iter().enumerate() {
+                if s >> i & 1 == 1 {
+                    alt.push(b);
+                }
+            }
+            out.push(alt);
+        }
+        Ok(out)
+    }
+
+    /// Under `unevaluated*`, an `if` of node `l` (draft-07 and later) whose
+    /// `if`/`then`/`else` evaluate: [if, then, else] (`l` for one absent),
+    /// distributed into the alternatives [if, then] and [else]; [`Ir::form`]
+    /// adds to the second that `if` fails, `items` the condition itself.
+    fn if_group(&mut self, l: Loc) -> Result<Option<[Loc; 3]>> {
+        let Some((v, m)) = self.schema_obj(l) else { return Ok(None) };
+        let Some(i) = m.get("if").filter(|_| self.uneval && !self.is_ref_only(l) && self.draft_at(v) >= Draft::D7) else { return Ok(None) };
+        let mut g = [self.schema_loc(i)?, l, l];
+        for (j, k) in [(1, "then"), (2, "else")] {
+            if let Some(s) = m.get(k) {
+                g[j] = self.schema_loc(s)?;
+            }
+        }
+        Ok(self.evaluates(&g)?.then_some(g))
+    }
+
+    /// A schema object node: its value and map.
+    fn schema_obj(&self, l: Loc) -> Option<(&'a Value, &'a serde_json::Map<String, Value>)> {
+        match self.nodes[l as usize] {
+            Node::Schema { v: v @ Value::Object(o), .. } => Some((v, o)),
+            _ => None,
+        }
+    }
+
+    /// The subschemas in place of `roots`, theirs included: `$ref` targets,
+    /// `allOf` members and, with `set`, the `anyOf`/`oneOf` branches and the
+    /// `if` group members in it ([`Ir::if_group`]); without, every `anyOf`/`oneOf`
+    /// branch and `if`/`then`/`else`. `not` is not in place; dependent schemas
+    /// are not either ([`Ir::uneval`] refuses those that evaluate).
+    #[inline(never)]
+    fn in_place(&mut self, roots: &[Loc], set: Option<&[Loc]>) -> Result<Vec<Loc>> {
+        let mut out: Vec<Loc> = Vec::new();
+        let mut seen = crate::hash::FxSet::default();
+        let mut stack = roots.to_vec();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            out.push(x);
+            let Some((xv, o)) = self.schema_obj(x) else { continue };
+            let ref_only = self.is_ref_only(x);
+            for (k, c) in o {
+                let list: &'a [Value] = match (k.as_str(), c) {
+                    ("$ref", Value::String(r)) => {
+                        let at = format!("{}/$ref", self.ptr(x));
+                        stack.push(self.resolve_ref(r, xv, &at)?);
+                        continue;
+                    }
+                    _ if ref_only => continue,
+                    ("allOf" | "anyOf" | "oneOf", Value::Array(a)) => a,
+                    ("if" | "then" | "else", _) if set.is_none() => std::slice::from_ref(c),
+                    _ => continue,
+                };
+                for s in list.iter().filter(|s| s.is_object()) {
+                    let b = self.schema_loc(s)?;
+                    if k == "allOf" || set.is_none_or(|st| st.contains(&b)) {
+                        stack.push(b);
+                    }
+                }
+            }
+            if let Some(st) = set {
+                if let Some([i, t, e]) = self.if_group(x)? {
+                    for b in if st.contains(&i) { [i, t] } else { [e, e] } {
+                        if st.contains(&b) {
+                            stack.push(b);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether the subschemas `roots` evaluate properties or items: theirs or
+    /// those of their applicators in place (`not` aside); a dependent schema
+    /// counts (so [`Ir::uneval`] sees it, and refuses it if it evaluates).
+    fn evaluates(&mut self, roots: &[Loc]) -> Result<bool> {
+        const EVAL: &[&str] = &[
+            "properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "prefixItems", "items", "additionalItems",
+            "contains", "unevaluatedItems", "dependentSchemas", "dependencies",
+        ];
+        let all = self.in_place(roots, None)?;
+        Ok(all.iter().any(|&x| matches!(&self.nodes[x as usize], Node::Schema { v: Value::Object(o), .. } if o.keys().any(|k| EVAL.contains(&k.as_str())))))
+    }
+
+    /// `unevaluatedProperties`/`unevaluatedItems` of node `n` (2019-09 and
+    /// later) in conjunction `set`: a part that gives the keys (items) that
+    /// no applicator in place of `n` evaluates its schema. What is evaluated:
+    /// `properties`, `patternProperties`, `additionalProperties` (items:
+    /// `prefixItems`, `items`, `additionalItems`, as `merge_object` reads them)
+    /// and nested `unevaluated*` of the subschemas in place ([`Ir::in_place`]:
+    /// the `anyOf`/`oneOf` branches in `set` are those a value of the
+    /// conjunction satisfies, see [`Ir::alternatives`]). Dependent schemas
+    /// that evaluate (and for items `contains`) are refused.
+    #[inline(never)]
+    fn uneval(&mut self, m: &mut Merged<'a>, n: Loc, set: &[Loc]) -> Result<()> {
+        let Some((nv, no)) = self.schema_obj(n) else { return Ok(()) };
+        let (up, ui) = (no.get("unevaluatedProperties"), no.get("unevaluatedItems"));
+        if up.is_none() && ui.is_none() || self.draft_at(nv) < Draft::D2019 || self.is_ref_only(n) {
+            return Ok(());
+        }
+        let (mut props, mut pats, mut all_p) = (Vec::new(), Vec::new(), false);
+        let (mut pre, mut all_i): (&[Value], bool) = (&[], false);
+        let mut why = None;
+        for x in self.in_place(&[n], Some(set))? {
+            let Some((xv, o)) = self.schema_obj(x) else { continue };
+            if self.is_ref_only(x) {
+                continue;
+            }
+            let d20 = self.draft_at(xv) >= Draft::D2020 && o.contains_key("prefixItems");
+            let arr_items = matches!(o.get("items"), Some(Value::Array(_))) && !d20;
+            for (k, c) in o {
+                match (k.as_str(), c) {
+                    ("properties" | "patternProperties", Value::Object(ps)) => {
+                        for (name, s) in ps {
+                            let l = self.schema_loc(s)?;
+                            if k == "properties" { &mut props } else { &mut pats }.push((name.clone(), l));
+                        }
+                    }
+                    ("additionalProperties", _) => all_p = true,
+                    ("unevaluatedProperties", _) if x != n => all_p = true,
+                    ("prefixItems", Value::Array(p)) | ("items", Value::Array(p)) if (if k == "items" { arr_items } else { d20 }) && p.len() > pre.len() => pre = p,
+                    ("items", _) if !arr_items => all_i = true,
+                    ("additionalItems", _) if arr_items => all_i = true,
+                    ("unevaluatedItems", _) if x != n => all_i = true,
+                    ("contains", _) if ui.is_some() => why = Some(("unevaluatedItems", "what a `contains` in place evaluates is not tracked")),
+                    ("dependentSchemas" | "dependencies", Value::Object(d)) => {
+                        for s in d.values().filter(|s| s.is_object()) {
+                            let l = self.schema_loc(s)?;
+                            if self.evaluates(&[l])? {
+                                why = Some((if up.is_some() { "unevaluatedProperties" } else { "unevaluatedItems" }, "what a dependent schema in place evaluates is not tracked"));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some((kw, reason)) = why {
+            // Strict: an error; lenient: ignored (listed).
+            let at = format!("{}/{kw} ({reason})", self.ptr(n));
+            return self.unsupported(kw, &at);
+        }
+        if let Some(s) = up.filter(|s| !all_p && !matches!(s, Value::Bool(true))) {
+            m.obj.push(ObjPart { props, patterns: pats, additional: Some(self.schema_loc(s)?) });
+        }
+        if let Some(s) = ui.filter(|s| !all_i && !matches!(s, Value::Bool(true))) {
+            let mut prefix = Vec::new();
+            for p in pre {
+                prefix.push(self.schema_loc(p)?);
+            }
+            m.arr.push(ArrPart { prefix, rest: Some(self.schema_loc(s)?) });
+        }
+        Ok(())
+    }
+}
+
+/// Whether a schema names `unevaluatedProperties`/`unevaluatedItems` (deeper
+/// than the schema depth limit: assumed so).
+fn mentions_uneval(v: &Value, depth: usize) -> bool {
+    match v {
+        _ if depth > MAX_DEPTH => true,
+        Value::Object(m) => m.iter().any(|(k, c)| k.starts_with("unevaluated") || mentions_uneval(c, depth + 1)),
+        Value::Array(a) => a.iter().any(|c| mentions_uneval(c, depth + 1)),
+        _ => false,
     }
 }
 

@@ -422,3 +422,42 @@ fn contains_and_dependent_schemas() {
     let e = to_cfg(&json!({"contains": {}, "minContains": 5000}), &SchemaOptions::default()).unwrap_err();
     assert!(e.kind() == crate::ErrorKind::Limit && e.message().contains("contains at #/contains"), "{e:?}");
 }
+
+/// `unevaluatedProperties`/`unevaluatedItems`: what `allOf`, `$ref` and the
+/// valid `anyOf`/`oneOf` branches and `if`/`then`/`else` evaluate; dependent
+/// schemas that evaluate, and `contains` beside `unevaluatedItems`, are
+/// refused by name; draft-07 and older read them as annotations.
+#[test]
+fn unevaluated_keywords() {
+    // The common case: a base schema extended by allOf, closed.
+    let base = json!({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]});
+    let s = json!({"allOf": [{"$ref": "http://ex.com/base.json"}, {"properties": {"name": {"type": "string"}}}], "unevaluatedProperties": false});
+    refs_case(s, &[("http://ex.com/base.json", base)], false, &[r#"{"id":1}"#, r#"{"id":1,"name":"a"}"#], &[r#"{"id":1,"x":2}"#, r#"{"name":"a"}"#]);
+    // Every valid anyOf branch counts, a failing one does not.
+    let s = json!({"anyOf": [{"properties": {"a": {"const": 1}}}, {"properties": {"b": {"type": "string"}}}], "unevaluatedProperties": {"type": "string"}});
+    refs_case(s, &[], false, &[r#"{"a":1,"b":"s"}"#, r#"{"a":"s"}"#, r#"{"c":"s"}"#], &[r#"{"a":2}"#, r#"{"c":1}"#, r#"{"a":1,"b":1}"#]);
+    // Items: the longest prefix in place; a nested unevaluatedItems evaluates all.
+    let s = json!({"prefixItems": [{"type": "integer"}], "allOf": [{"prefixItems": [true, {"type": "string"}]}], "unevaluatedItems": false});
+    refs_case(s, &[], false, &["[]", r#"[1,"a"]"#], &[r#"[1,"a",2]"#]);
+    let s = json!({"allOf": [{"unevaluatedItems": true}], "unevaluatedItems": false});
+    refs_case(s, &[], false, &["[1,2]"], &[]);
+    // Draft-07: an unknown keyword (annotation).
+    let s = json!({"$schema": "http://json-schema.org/draft-07/schema#", "unevaluatedProperties": false});
+    refs_case(s, &[], false, &[r#"{"a":1}"#], &[]);
+    let e = |s: Value| to_cfg(&s, &SchemaOptions::default()).unwrap_err().message().to_string();
+    let m = e(json!({"properties": {"p": {"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}}}));
+    assert!(m.contains("`unevaluatedProperties` at #/properties/p/unevaluatedProperties") && m.contains("dependent schema"), "{m}");
+    let m = e(json!({"allOf": [{"contains": {}}], "unevaluatedItems": false}));
+    assert!(m.contains("`unevaluatedItems` at #/unevaluatedItems") || m.contains("`contains`"), "{m}");
+    // if/then/else: `if` and `then` where `if` holds, else `else`.
+    let s = json!({"if": {"properties": {"a": {"const": 1}}, "required": ["a"]}, "then": {"properties": {"b": {}}}, "else": {"properties": {"c": {}}}, "unevaluatedProperties": false});
+    refs_case(s, &[], false, &[r#"{"a":1}"#, r#"{"a":1,"b":2}"#, r#"{"c":1}"#, "{}"], &[r#"{"a":1,"c":2}"#, r#"{"a":2,"c":1}"#, r#"{"b":1}"#]);
+    // An `if` without `then`/`else` evaluates where it holds.
+    let s = json!({"if": {"prefixItems": [{"const": 1}]}, "unevaluatedItems": false});
+    refs_case(s, &[], false, &["[]", "[1]"], &["[2]", "[1,2]"]);
+    // Conditions that evaluate nothing are fine; lenient lists what it ignores.
+    let s = json!({"properties": {"a": {}, "b": {}}, "if": {"required": ["a"]}, "then": {"required": ["b"]}, "unevaluatedProperties": false});
+    refs_case(s, &[], false, &[r#"{"a":1,"b":2}"#, "{}"], &[r#"{"a":1}"#, r#"{"c":1}"#]);
+    let g = to_cfg(&json!({"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false}), &SchemaOptions { lenient: true, ..Default::default() }).unwrap();
+    assert!(g.warnings.iter().any(|w| w.contains("unevaluatedProperties at #/unevaluatedProperties")), "{:?}", g.warnings);
+}
