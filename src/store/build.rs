@@ -1411,13 +1411,20 @@ fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usi
     }
     let reps = TextReps::new(cx.lexer);
     let mut path = Vec::new();
-    bounded_from(cx, l, x, max_pairs, max_k, memo, &reps, &mut path).0
+    let mut budget = BOUNDED_LEVELS;
+    bounded_from(cx, l, x, max_pairs, max_k, memo, &reps, &mut path, &mut budget).0
 }
+
+/// Most states [`text_bounded_at`] looks at in one call (what is found
+/// under an assumption is not kept, so a graph of several states per count
+/// with cycles could be searched path by path): past it, `None` (walk it).
+const BOUNDED_LEVELS: usize = 512;
 
 /// [`text_bounded_at`] at `s`, `path` the states from the caller's `l` to
 /// `s` (excluded): (answer, exact). Not exact (not kept in `memo`, but true
 /// at `l`): cut at `max_k` characters from `l`, or found under the
-/// assumption that a state of the path continues for ever.
+/// assumption that a state of the path continues for ever; or `None` past
+/// the budget (kept at `l` only: true there, as `None` means "walk it").
 #[allow(clippy::too_many_arguments)]
 fn bounded_from(
     cx: StepCtx<'_>,
@@ -1428,10 +1435,15 @@ fn bounded_from(
     memo: &mut HashMap<(u32, u32), Option<usize>>,
     reps: &TextReps,
     path: &mut Vec<u32>,
+    budget: &mut usize,
 ) -> (Option<usize>, bool) {
     if let Some(&r) = memo.get(&(s, x)) {
         return (r, true);
     }
+    if *budget == 0 {
+        return (None, false);
+    }
+    *budget -= 1;
     // Back at a state of the path: every count continues, for ever, if the
     // state's own answer (all its branches) says so; assumed here, so what
     // is found under the assumption is not kept, except at `l`.
@@ -1448,7 +1460,7 @@ fn bounded_from(
             path.push(s);
             let (mut r, mut exact) = (None, true);
             for (i, &n) in next.iter().enumerate() {
-                let (k, e) = bounded_from(cx, n, x, max_pairs, max_k, memo, reps, path);
+                let (k, e) = bounded_from(cx, n, x, max_pairs, max_k, memo, reps, path, budget);
                 exact &= e;
                 let k = k.map(|k| (k + 1).min(max_k));
                 if k.is_none() || (i > 0 && k != r) {
