@@ -160,6 +160,28 @@ const IGNORED: &[&str] = &[
     "contentEncoding", "contentSchema", "$vocabulary", "format", "nullable", "discriminator",
 ];
 
+/// Where [`Ir::index`] is: at a schema (or an array of schemas), at an
+/// object whose values are schemas (`properties`, `$defs`, ...), or
+/// elsewhere (an unknown keyword's value: an `$id` there is no resource).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    Schema,
+    Map,
+    Other,
+}
+
+impl At {
+    /// Where the value of keyword `k` of a schema is.
+    fn of_keyword(k: &str) -> At {
+        match k {
+            "not" | "if" | "then" | "else" | "items" | "additionalItems" | "additionalProperties" | "contains" | "propertyNames"
+            | "unevaluatedProperties" | "unevaluatedItems" | "contentSchema" | "allOf" | "anyOf" | "oneOf" | "prefixItems" => At::Schema,
+            "$defs" | "definitions" | "properties" | "patternProperties" | "dependentSchemas" | "dependencies" => At::Map,
+            _ => At::Other,
+        }
+    }
+}
+
 /// Known keywords that change validity and are not enforced.
 const UNSUPPORTED: &[&str] = &[
     "dependentSchemas", "dependentRequired",
@@ -328,14 +350,14 @@ impl<'a> Ir<'a> {
             ir.registry.push((u.to_string(), v, false));
         }
         ir.resources.insert(String::new(), root);
-        ir.index(root, "#".to_string(), 0, "", None)?;
+        ir.index(root, "#".to_string(), 0, "", None, At::Schema)?;
         Ok(ir)
     }
 
     /// Indexes a remote document (registry or metaschema) as resource `uri`.
     fn index_doc(&mut self, uri: &str, doc: &'a Value) -> Result<()> {
         self.resources.entry(uri.to_string()).or_insert(doc);
-        self.index(doc, format!("{uri}#"), 0, uri, None)
+        self.index(doc, format!("{uri}#"), 0, uri, None, At::Schema)
     }
 
     /// Makes resource `uri` known: from the registry, else the built-in
@@ -366,9 +388,10 @@ impl<'a> Ir<'a> {
     }
 
     /// Records the pointer and base URI of every subschema-like value, the
-    /// resources (`$id`) and the anchors.
+    /// resources (`$id`) and the anchors: these only where a schema is
+    /// expected (`at`), not inside unknown keywords or constants.
     /// `dialect`: the schema whose `$schema` sets the draft here (None: the root's).
-    fn index(&mut self, v: &'a Value, ptr: String, depth: usize, base: &str, dialect: Option<&'a Value>) -> Result<()> {
+    fn index(&mut self, v: &'a Value, ptr: String, depth: usize, base: &str, dialect: Option<&'a Value>, at: At) -> Result<()> {
         if depth > MAX_DEPTH {
             return Err(err!(Limit, "JSON Schema: nesting deeper than {MAX_DEPTH} levels at {ptr}"));
         }
@@ -386,7 +409,7 @@ impl<'a> Ir<'a> {
                 }
                 let draft = dialect.and_then(draft_of_schema).unwrap_or(self.draft);
                 // An `$id` beside `$ref` is ignored before 2019-09; `id` is draft-04's.
-                let id = if draft <= Draft::D7 && m.contains_key("$ref") {
+                let id = if at != At::Schema || (draft <= Draft::D7 && m.contains_key("$ref")) {
                     None
                 } else if draft == Draft::D4 {
                     m.get("id").or_else(|| m.get("$id"))
@@ -409,7 +432,7 @@ impl<'a> Ir<'a> {
                     }
                 }
                 for key in ["$anchor", "$dynamicAnchor"] {
-                    if let Some(Value::String(a)) = m.get(key) {
+                    if let Some(Value::String(a)) = m.get(key).filter(|_| at == At::Schema) {
                         self.anchors.entry(format!("{base}#{a}")).or_insert(v);
                     }
                 }
@@ -422,12 +445,19 @@ impl<'a> Ir<'a> {
                     if k == "const" || k == "enum" || k == "default" || k == "examples" {
                         continue;
                     }
-                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1, &base, dialect)?;
+                    let under = match at {
+                        At::Schema => At::of_keyword(k),
+                        At::Map => At::Schema,
+                        At::Other => At::Other,
+                    };
+                    self.index(c, format!("{ptr}/{}", escape_ptr(k)), depth + 1, &base, dialect, under)?;
                 }
             }
             Value::Array(a) => {
+                // `allOf: [...]`, `items: [...]`: schemas; anything else: not.
+                let under = if at == At::Schema { At::Schema } else { At::Other };
                 for (i, c) in a.iter().enumerate() {
-                    self.index(c, format!("{ptr}/{i}"), depth + 1, base, dialect)?;
+                    self.index(c, format!("{ptr}/{i}"), depth + 1, base, dialect, under)?;
                 }
             }
             _ => {}
