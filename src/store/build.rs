@@ -1409,7 +1409,10 @@ fn text_bounded_at(cx: StepCtx<'_>, l: u32, x: u32, max_pairs: usize, max_k: usi
     if x == NO_TARGET || x == cx.newline {
         return None;
     }
-    let reps = TextReps::new(cx.lexer);
+    if let Some(&r) = memo.get(&(l, x)) {
+        return r;
+    }
+    let reps = std::cell::OnceCell::new();
     let mut path = Vec::new();
     let mut budget = BOUNDED_LEVELS;
     bounded_from(cx, l, x, max_pairs, max_k, memo, &reps, &mut path, &mut budget).0
@@ -1433,7 +1436,7 @@ fn bounded_from(
     max_pairs: usize,
     max_k: usize,
     memo: &mut HashMap<(u32, u32), Option<usize>>,
-    reps: &TextReps,
+    reps: &std::cell::OnceCell<TextReps>,
     path: &mut Vec<u32>,
     budget: &mut usize,
 ) -> (Option<usize>, bool) {
@@ -1453,7 +1456,7 @@ fn bounded_from(
     if path.len() >= max_k {
         return (Some(max_k), false);
     }
-    let (r, exact) = match text_level(cx, s, x, max_pairs, reps) {
+    let (r, exact) = match text_level(cx, s, x, max_pairs, reps.get_or_init(|| TextReps::new(cx.lexer))) {
         None => (None, true),
         Some(next) if next.is_empty() => (Some(0), true),
         Some(next) => {
