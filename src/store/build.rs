@@ -824,7 +824,7 @@ impl Walker {
                     self.memo.copy(set, &mut self.arena);
                     set
                 }
-                None => self.step_into(cx, plo, phi, pset, b, sink),
+                None => self.step_into(cx, plo, phi, pset, b, bc, sink),
             };
             // Cost: the configurations stepped and those they produced.
             let cost = (phi - plo + self.arena.len() - start) as u64;
@@ -846,8 +846,8 @@ impl Walker {
     }
 
     /// Step the configurations `arena[plo..phi]` (memo set `pset`) by byte
-    /// `b`, pushing those after it (deduplicated) onto `arena`: their memo set.
-    fn step_into(&mut self, cx: StepCtx<'_>, plo: usize, phi: usize, pset: u32, b: u8, sink: &mut dyn Sink) -> u32 {
+    /// `b` (lexer class `bc`), pushing those after it (deduplicated) onto `arena`: their memo set.
+    fn step_into(&mut self, cx: StepCtx<'_>, plo: usize, phi: usize, pset: u32, b: u8, bc: usize, sink: &mut dyn Sink) -> u32 {
         let start = self.arena.len();
         for c in plo..phi {
             let (cl, cxg, cs) = self.arena[c];
@@ -861,7 +861,7 @@ impl Walker {
         }
         dedup_tail(&mut self.arena, start, &mut self.seen);
         let set = self.memo.intern(&self.arena[start..]);
-        self.memo.set_next(pset, cx.lexer.class(b) as usize, set);
+        self.memo.set_next(pset, bc, set);
         set
     }
 
