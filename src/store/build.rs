@@ -847,6 +847,7 @@ impl Walker {
 
     /// Step the configurations `arena[plo..phi]` (memo set `pset`) by byte
     /// `b` (lexer class `bc`), pushing those after it (deduplicated) onto `arena`: their memo set.
+    #[allow(clippy::too_many_arguments)]
     fn step_into(&mut self, cx: StepCtx<'_>, plo: usize, phi: usize, pset: u32, b: u8, bc: usize, sink: &mut dyn Sink) -> u32 {
         let start = self.arena.len();
         for c in plo..phi {
