@@ -193,3 +193,35 @@ export function refusedAt(m, tokIds) {
     return m.isAccepting() ? null : tokIds.length;
   } finally { m.free(); }
 }
+
+/** The calling thread's run-queue wait so far, in ms (Linux `/proc/thread-self/schedstat`), or null. */
+export function runQueueWaitMs() {
+  try { return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6; } catch { return null; }
+}
+
+/**
+ * Times a transformers.js processor's calls as the OS ran them: wraps the
+ * grammask processor's `_call` (passed to generate() unchanged) and after
+ * each call hands `onCall({ wallMs, waitMs })` its wall time and the
+ * thread's run-queue wait during it: time the thread was ready to run but
+ * the OS gave its core to another thread (on a shared 2-core machine, most
+ * of a slow step's wall time). `wallMs - waitMs` is the call's time on a
+ * core. `waitMs` is null where schedstat is not available.
+ */
+export function timeCalls(proc, onCall) {
+  // A StructuredOutputProcessor is a list: generate() calls the processor inside.
+  const inner = proc.processor ?? proc;
+  const call = inner._call;
+  inner._call = function (...args) {
+    const w0 = runQueueWaitMs();
+    const t0 = performance.now();
+    try {
+      return call.apply(this, args);
+    } finally {
+      const wallMs = performance.now() - t0;
+      const w1 = runQueueWaitMs();
+      onCall({ wallMs, waitMs: w0 === null || w1 === null ? null : w1 - w0 });
+    }
+  };
+  return proc;
+}
