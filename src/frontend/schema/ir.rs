@@ -304,14 +304,13 @@ pub struct Ir<'a> {
     /// somewhere: an `anyOf` expands into the sets of its branches that
     /// evaluate, a `oneOf` that does is expanded too ([`Ir::uneval`]).
     uneval: bool,
-    /// Resource URI → its dynamic anchors: (`$dynamicAnchor` name, its
-    /// schema) in 2020-12; ("", the resource) for `$recursiveAnchor: true`
-    /// in 2019-09.
-    dyn_anchors: HashMap<String, Vec<(&'a str, &'a Value)>>,
-    /// The dynamic scopes: per anchor name (sorted), the schema of the
-    /// outermost resource entered so far that declares it (0: none).
+    /// The dynamic anchors: (resource URI, `$dynamicAnchor` name, its
+    /// schema) in 2020-12; (URI, "", the resource) for `$recursiveAnchor:
+    /// true` in 2019-09.
+    dyn_anchors: Vec<(String, &'a str, &'a Value)>,
+    /// The dynamic scopes: per anchor name, the schema of the outermost
+    /// resource entered so far that declares it (0: none).
     scopes: Vec<Vec<(&'a str, &'a Value)>>,
-    scope_ids: HashMap<Vec<usize>, u32>,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -350,9 +349,8 @@ impl<'a> Ir<'a> {
             logic_list: Vec::new(),
             logic_work: 0,
             uneval: mentions_uneval(root, 0) || refs.iter().any(|(_, v)| mentions_uneval(v, 0)),
-            dyn_anchors: HashMap::default(),
+            dyn_anchors: Vec::new(),
             scopes: vec![Vec::new()],
-            scope_ids: HashMap::default(),
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
@@ -451,12 +449,12 @@ impl<'a> Ir<'a> {
                     if let Some(Value::String(a)) = m.get(key).filter(|_| at == At::Schema) {
                         self.anchors.entry(format!("{base}#{a}")).or_insert(v);
                         if key == "$dynamicAnchor" && draft >= Draft::D2020 && !a.is_empty() {
-                            self.dyn_anchors.entry(base.clone()).or_default().push((a, v));
+                            self.dyn_anchors.push((base.clone(), a, v));
                         }
                     }
                 }
                 if res && draft == Draft::D2019 && at == At::Schema && m.get("$recursiveAnchor") == Some(&Value::Bool(true)) {
-                    self.dyn_anchors.entry(base.clone()).or_default().push(("", v));
+                    self.dyn_anchors.push((base.clone(), "", v));
                 }
                 self.bases.entry(addr).or_insert_with(|| base.clone());
                 if let Some(d) = dialect.filter(|d| draft_of_schema(d) != Some(self.draft)) {
@@ -519,26 +517,23 @@ impl<'a> Ir<'a> {
         if self.dyn_anchors.is_empty() || !v.is_object() {
             return Ok(0);
         }
-        let Some(list) = self.bases.get(&(v as *const Value as usize)).and_then(|b| self.dyn_anchors.get(b)) else { return Ok(sc) };
+        let Some(base) = self.bases.get(&(v as *const Value as usize)) else { return Ok(sc) };
         let mut s = self.scopes[sc as usize].clone();
-        for &(n, a) in list {
-            if let Err(i) = s.binary_search_by(|(m, _)| m.cmp(&n)) {
-                s.insert(i, (n, a));
+        for &(ref b, n, a) in &self.dyn_anchors {
+            if b == base && !s.iter().any(|&(m, _)| m == n) {
+                s.push((n, a));
             }
         }
-        let key: Vec<usize> = s.iter().map(|&(_, a)| a as *const Value as usize).collect();
-        if key.is_empty() {
-            return Ok(0);
-        }
-        if let Some(&id) = self.scope_ids.get(&key) {
-            return Ok(id);
+        // The same binding (in any order).
+        let same = |x: &Vec<(&str, &Value)>| x.len() == s.len() && s.iter().all(|&(_, a)| x.iter().any(|&(_, b)| std::ptr::eq(a, b)));
+        if let Some(i) = self.scopes.iter().position(same) {
+            return Ok(i as u32);
         }
         if self.scopes.len() >= MAX_SCOPES {
             return Err(err!(Limit, "JSON Schema: more than {MAX_SCOPES} dynamic scopes ($dynamicAnchor/$recursiveAnchor bindings) at {}", self.ptr_of(v)));
         }
         let id = self.scopes.len() as u32;
         self.scopes.push(s);
-        self.scope_ids.insert(key, id);
         Ok(id)
     }
 
