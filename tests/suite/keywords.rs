@@ -201,7 +201,8 @@ fn keyword_errors() {
     assert!(m.contains("malformed `dependencies` at #/dependencies/a"), "{m}");
 }
 
-/// `not`, `if`/`then`/`else` and `oneOf` (overlapping branches), judged as
+/// `not`, `if`/`then`/`else`, `oneOf` (overlapping branches), `unevaluated*`
+/// and `$dynamicRef`/`$recursiveRef` (extensible trees and lists), judged as
 /// above: the cases of tests/data/schema_logic.json, each over the objects
 /// of its key universe and its other values.
 #[test]

@@ -1,7 +1,7 @@
 //! The official JSON Schema Test Suite (draft2020-12 and draft7 whole, the
 //! reference files (`ref`, `refRemote`, `anchor`, `defs`/`definitions`, `id`)
 //! of draft2019-09, draft6 and draft4, and draft2019-09's `unevaluated*`
-//! files (its `items`/`additionalItems` roles), from
+//! files (its `items`/`additionalItems` roles) and `recursiveRef`, from
 //! models/schema/suite, fetched by scripts/setup/fetch-schemas.sh) against the
 //! schema front end.
 //!
@@ -151,8 +151,8 @@ fn meta_uri(draft: &str) -> Option<&'static str> {
 
 /// The keyword files of the references (read for every draft).
 const REF_FILES: &[&str] = &["ref", "refRemote", "anchor", "defs", "definitions", "id"];
-/// Draft2019-09's: the reference files and `unevaluated*`.
-const FILES_2019: &[&str] = &["ref", "refRemote", "anchor", "defs", "definitions", "id", "unevaluatedProperties", "unevaluatedItems"];
+/// Draft2019-09's: the reference files, `unevaluated*` and `recursiveRef`.
+const FILES_2019: &[&str] = &["ref", "refRemote", "anchor", "defs", "definitions", "id", "unevaluatedProperties", "unevaluatedItems", "recursiveRef"];
 
 /// `only`: the keyword files to read (None: all).
 fn run_draft(draft: &str, only: Option<&[&str]>, full: bool, tokens: Option<&common::Tok>) -> BTreeMap<String, Row> {

@@ -42,7 +42,8 @@ pub enum Draft {
 
 #[derive(Clone, Debug)]
 pub enum Node<'a> {
-    Schema { v: &'a Value, ptr: String },
+    /// `sc`: its dynamic scope ([`Ir::enter`]).
+    Schema { v: &'a Value, ptr: String, sc: u32 },
     /// A constant value (from `const` / `enum`).
     Const { v: &'a Value, ptr: String },
     False { ptr: String },
@@ -183,10 +184,11 @@ impl At {
 }
 
 /// Known keywords that change validity and are not enforced.
-const UNSUPPORTED: &[&str] = &[
-    "dependentSchemas", "dependentRequired",
-    "dependencies", "propertyNames", "$dynamicRef", "$recursiveRef",
-];
+const UNSUPPORTED: &[&str] = &["dependentSchemas", "dependentRequired", "dependencies", "propertyNames"];
+
+/// Most dynamic scopes (bindings of `$dynamicAnchor`/`$recursiveAnchor`
+/// names, see [`Ir::enter`]) one schema may specialise its subschemas by.
+pub const MAX_SCOPES: usize = 256;
 
 /// Limits (documented in docs/structured-output.md).
 pub const MAX_NODES: usize = crate::limits::Limits::DEFAULT.max_schema_nodes;
@@ -261,7 +263,8 @@ pub struct Ir<'a> {
     pub draft: Draft,
     pub opts: SchemaOptions,
     pub nodes: Vec<Node<'a>>,
-    node_ids: HashMap<(usize, bool), Loc>,
+    /// (schema address, dynamic scope) → node; constants and `Has` nodes: scope `u32::MAX`.
+    node_ids: HashMap<(usize, u32), Loc>,
     conjs: Vec<Set>,
     conj_ids: HashMap<Set, ConjId>,
     merged: Vec<Option<std::rc::Rc<Merged<'a>>>>,
@@ -301,6 +304,13 @@ pub struct Ir<'a> {
     /// somewhere: an `anyOf` expands into the sets of its branches that
     /// evaluate, a `oneOf` that does is expanded too ([`Ir::uneval`]).
     uneval: bool,
+    /// The dynamic anchors: (resource URI, `$dynamicAnchor` name, its
+    /// schema) in 2020-12; (URI, "", the resource) for `$recursiveAnchor:
+    /// true` in 2019-09.
+    dyn_anchors: Vec<(String, &'a str, &'a Value)>,
+    /// The dynamic scopes: per anchor name, the schema of the outermost
+    /// resource entered so far that declares it (0: none).
+    scopes: Vec<Vec<(&'a str, &'a Value)>>,
 }
 
 fn escape_ptr(k: &str) -> String {
@@ -339,6 +349,8 @@ impl<'a> Ir<'a> {
             logic_list: Vec::new(),
             logic_work: 0,
             uneval: mentions_uneval(root, 0) || refs.iter().any(|(_, v)| mentions_uneval(v, 0)),
+            dyn_anchors: Vec::new(),
+            scopes: vec![Vec::new()],
         };
         ir.false_loc = ir.nodes.len() as Loc;
         ir.nodes.push(Node::False { ptr: "#".into() });
@@ -416,10 +428,12 @@ impl<'a> Ir<'a> {
                 } else {
                     m.get("$id")
                 };
+                let mut res = depth == 0;
                 if let Some(Value::String(id)) = id {
                     let full = resolve_uri(&base, id);
                     let (u, f) = split_frag(&full);
                     if u != base {
+                        res = true;
                         base = u.to_string();
                         self.resources.entry(base.clone()).or_insert(v);
                         // An embedded resource may declare its own draft.
@@ -434,7 +448,13 @@ impl<'a> Ir<'a> {
                 for key in ["$anchor", "$dynamicAnchor"] {
                     if let Some(Value::String(a)) = m.get(key).filter(|_| at == At::Schema) {
                         self.anchors.entry(format!("{base}#{a}")).or_insert(v);
+                        if key == "$dynamicAnchor" && draft >= Draft::D2020 && !a.is_empty() {
+                            self.dyn_anchors.push((base.clone(), a, v));
+                        }
                     }
+                }
+                if res && draft == Draft::D2019 && at == At::Schema && m.get("$recursiveAnchor") == Some(&Value::Bool(true)) {
+                    self.dyn_anchors.push((base.clone(), "", v));
                 }
                 self.bases.entry(addr).or_insert_with(|| base.clone());
                 if let Some(d) = dialect.filter(|d| draft_of_schema(d) != Some(self.draft)) {
@@ -474,9 +494,52 @@ impl<'a> Ir<'a> {
         self.pointers.get(&(v as *const Value as usize)).cloned().unwrap_or_else(|| "#".into())
     }
 
-    /// The node of a subschema value.
+    /// The node of a subschema value evaluated first (the root).
     pub fn schema_loc(&mut self, v: &'a Value) -> Result<Loc> {
-        let key = (v as *const Value as usize, false);
+        self.loc_in(0, v)
+    }
+
+    /// The node of subschema `v` evaluated from node `from` (in its dynamic scope).
+    fn sub(&mut self, from: Loc, v: &'a Value) -> Result<Loc> {
+        let sc = match self.nodes[from as usize] {
+            Node::Schema { sc, .. } => sc,
+            _ => 0,
+        };
+        self.loc_in(sc, v)
+    }
+
+    /// The dynamic scope `sc` once `v`'s resource is entered: the dynamic
+    /// anchors it declares bind their names where not bound yet (the
+    /// outermost resource wins: JSON Schema core 2020-12 §8.2.3.2, 2019-09
+    /// §8.2.4.2). Subschemas are specialised by the binding, so
+    /// `$dynamicRef`/`$recursiveRef` resolve statically and recursion stays finite.
+    fn enter(&mut self, sc: u32, v: &'a Value) -> Result<u32> {
+        if self.dyn_anchors.is_empty() || !v.is_object() {
+            return Ok(0);
+        }
+        let Some(base) = self.bases.get(&(v as *const Value as usize)) else { return Ok(sc) };
+        let mut s = self.scopes[sc as usize].clone();
+        for &(ref b, n, a) in &self.dyn_anchors {
+            if b == base && !s.iter().any(|&(m, _)| m == n) {
+                s.push((n, a));
+            }
+        }
+        // The same binding (in any order).
+        let same = |x: &Vec<(&str, &Value)>| x.len() == s.len() && s.iter().all(|&(_, a)| x.iter().any(|&(_, b)| std::ptr::eq(a, b)));
+        if let Some(i) = self.scopes.iter().position(same) {
+            return Ok(i as u32);
+        }
+        if self.scopes.len() >= MAX_SCOPES {
+            return Err(err!(Limit, "JSON Schema: more than {MAX_SCOPES} dynamic scopes ($dynamicAnchor/$recursiveAnchor bindings) at {}", self.ptr_of(v)));
+        }
+        let id = self.scopes.len() as u32;
+        self.scopes.push(s);
+        Ok(id)
+    }
+
+    fn loc_in(&mut self, sc: u32, v: &'a Value) -> Result<Loc> {
+        let sc = self.enter(sc, v)?;
+        let key = (v as *const Value as usize, sc);
         if let Some(&l) = self.node_ids.get(&key) {
             return Ok(l);
         }
@@ -487,7 +550,7 @@ impl<'a> Ir<'a> {
         let l = self.nodes.len() as Loc;
         match v {
             Value::Bool(false) => self.nodes.push(Node::False { ptr }),
-            Value::Bool(true) | Value::Object(_) => self.nodes.push(Node::Schema { v, ptr }),
+            Value::Bool(true) | Value::Object(_) => self.nodes.push(Node::Schema { v, ptr, sc }),
             _ => return Err(err!(Schema, "JSON Schema: invalid schema at {ptr}: expected an object or a boolean, found {}", kind(v))),
         }
         self.node_ids.insert(key, l);
@@ -495,7 +558,7 @@ impl<'a> Ir<'a> {
     }
 
     pub fn const_loc(&mut self, v: &'a Value, ptr: String) -> Loc {
-        let key = (v as *const Value as usize, true);
+        let key = (v as *const Value as usize, u32::MAX);
         if let Some(&l) = self.node_ids.get(&key) {
             return l;
         }
@@ -525,7 +588,7 @@ impl<'a> Ir<'a> {
     /// against the base URI in effect there: a resource of this document,
     /// of the registry or a built-in metaschema, then the fragment (JSON
     /// pointer or anchor) in it.
-    fn resolve_ref(&mut self, r: &str, holder: &Value, ptr: &str) -> Result<Loc> {
+    fn resolve_ref(&mut self, r: &str, holder: &Value, ptr: &str) -> Result<&'a Value> {
         let base = self.bases.get(&(holder as *const Value as usize)).cloned().unwrap_or_default();
         let full = resolve_uri(&base, r);
         let (uri, frag) = split_frag(&full);
@@ -561,10 +624,34 @@ impl<'a> Ir<'a> {
         } else {
             self.anchors.get(&format!("{uri}#{decoded}")).copied()
         };
-        match target {
-            Some(t) => self.schema_loc(t).map_err(|e| err!(Schema, "JSON Schema: $ref {r:?} at {ptr}: {}", e.message())),
-            None => Err(err!(Schema, "JSON Schema: unresolvable $ref {r:?} at {ptr}")),
+        target.ok_or_else(|| err!(Schema, "JSON Schema: unresolvable $ref {r:?} at {ptr}"))
+    }
+
+    /// The node that `$ref`, `$dynamicRef` (2020-12) or `$recursiveRef`
+    /// (2019-09) `kw` = `r` of node `l` (schema `holder`, at `ptr`) applies;
+    /// None where `kw` is no keyword of the draft. A dynamic reference whose
+    /// initial target declares the dynamic anchor it names (`$recursiveAnchor:
+    /// true`) goes to the binding of that name in `l`'s dynamic scope.
+    fn ref_loc(&mut self, l: Loc, kw: &str, r: &Value, holder: &'a Value, ptr: &str) -> Result<Option<Loc>> {
+        let d = self.draft_at(holder);
+        if kw == "$dynamicRef" && d < Draft::D2020 || kw == "$recursiveRef" && d != Draft::D2019 {
+            return Ok(None);
         }
+        let Some(r) = r.as_str() else { return Err(err!(Schema, "JSON Schema: {kw} at {ptr} must be a string")) };
+        let kp = format!("{ptr}/{kw}");
+        let mut t = self.resolve_ref(r, holder, &kp)?;
+        let name = percent_decode(split_frag(r).1);
+        let name = match kw {
+            "$dynamicRef" if !name.is_empty() && t.get("$dynamicAnchor").and_then(Value::as_str) == Some(&name) => Some(name.as_str()),
+            "$recursiveRef" if t.get("$recursiveAnchor") == Some(&Value::Bool(true)) => Some(""),
+            _ => None,
+        };
+        if let (Some(n), Node::Schema { sc, .. }) = (name, &self.nodes[l as usize]) {
+            if let Some(&(_, b)) = self.scopes[*sc as usize].iter().find(|(m, _)| *m == n) {
+                t = b;
+            }
+        }
+        self.sub(l, t).map(Some).map_err(|e| crate::Error::new(e.kind(), format!("JSON Schema: {kw} {r:?} at {kp}: {}", e.message())))
     }
 
     /// The closure of `roots` under `allOf`, `$ref` and the `anyOf`/`oneOf`
@@ -594,7 +681,7 @@ impl<'a> Ir<'a> {
             if seen.len() > MAX_NODES {
                 return Err(err!(Limit, "JSON Schema: allOf/$ref closure too large"));
             }
-            let Node::Schema { v: holder @ Value::Object(m), ptr } = self.nodes[l as usize].clone() else {
+            let Node::Schema { v: holder @ Value::Object(m), ptr, .. } = self.nodes[l as usize].clone() else {
                 out.push(l);
                 continue;
             };
@@ -607,17 +694,14 @@ impl<'a> Ir<'a> {
             for (k, v) in m {
                 match k.as_str() {
                     "properties" if !ref_only => acts.push(l | EMIT),
-                    "$ref" => {
-                        let Some(r) = v.as_str() else { return Err(err!(Schema, "JSON Schema: $ref at {ptr} must be a string")) };
-                        acts.push(self.resolve_ref(r, holder, &format!("{ptr}/$ref"))?);
-                    }
+                    "$ref" | "$dynamicRef" | "$recursiveRef" => acts.extend(self.ref_loc(l, k, v, holder, &ptr)?),
                     _ if ref_only => {}
                     "allOf" => {
                         let Some(list) = v.as_array().filter(|l| !l.is_empty()) else {
                             return Err(err!(Schema, "JSON Schema: allOf at {ptr} must be a non-empty array"));
                         };
                         for s in list {
-                            acts.push(self.schema_loc(s)?);
+                            acts.push(self.sub(l, s)?);
                         }
                     }
                     "anyOf" | "oneOf" | "if" => {
@@ -648,7 +732,7 @@ impl<'a> Ir<'a> {
             if self.is_ref_only(l) {
                 continue;
             }
-            let Node::Schema { v: Value::Object(m), ptr } = self.nodes[l as usize].clone() else { continue };
+            let Node::Schema { v: Value::Object(m), ptr, .. } = self.nodes[l as usize].clone() else { continue };
             for kw in ["anyOf", "oneOf"] {
                 if let Some(a) = m.get(kw) {
                     let Some(list) = a.as_array().filter(|l| !l.is_empty()) else {
@@ -656,7 +740,7 @@ impl<'a> Ir<'a> {
                     };
                     let mut br = Vec::new();
                     for s in list {
-                        br.push(self.schema_loc(s)?);
+                        br.push(self.sub(l, s)?);
                     }
                     // Not proved disjoint: enforced by `logic`; under `unevaluated*`, its
                     // branches that evaluate are also expanded (each value satisfies one).
@@ -782,7 +866,7 @@ impl<'a> Ir<'a> {
     /// constrains nothing by its own keywords).
     fn only_applies(&self, l: Loc) -> bool {
         const APPLY: &[&str] = &[
-            "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref", "$defs", "definitions", "title", "description",
+            "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref", "$dynamicRef", "$recursiveRef", "$defs", "definitions", "title", "description",
             "$comment", "$schema", "$id", "$anchor", "examples", "default",
         ];
         match &self.nodes[l as usize] {
@@ -804,7 +888,7 @@ impl<'a> Ir<'a> {
             if depth == 0 {
                 return Ok(F::Or(Vec::new()));
             }
-            let n = ir.schema_loc(s)?;
+            let n = ir.sub(l, s)?;
             ir.form(&[n], depth)
         };
         if let Some(n) = m.get("not") {
@@ -842,7 +926,7 @@ impl<'a> Ir<'a> {
             if list.len() > 1 {
                 let mut br = Vec::new();
                 for s in list {
-                    br.push(self.schema_loc(s)?);
+                    br.push(self.sub(l, s)?);
                 }
                 if !self.one_of_expands(l, &br)? {
                     let mut fs = Vec::new();
@@ -858,7 +942,7 @@ impl<'a> Ir<'a> {
 
     /// The conjunction "an object that has `key`" (`d`: its dependent schema).
     fn has_conj(&mut self, key: &'a String, d: &'a Value) -> Result<ConjId> {
-        let id = (key as *const String as usize, true);
+        let id = (key as *const String as usize, u32::MAX);
         let l = match self.node_ids.get(&id) {
             Some(&l) => l,
             None => {
@@ -1010,12 +1094,12 @@ impl<'a> Ir<'a> {
                 }
             }
             Node::Schema { v: Value::Bool(_), .. } => {}
-            Node::Schema { v: sv @ Value::Object(o), ptr } => {
+            Node::Schema { v: sv @ Value::Object(o), ptr, .. } => {
                 let draft = self.draft_at(sv);
                 if draft <= Draft::D7 && o.contains_key("$ref") {
                     return Ok(()); // the target is in the set; siblings ignored
                 }
-                self.merge_object(m, o, &ptr, draft)?;
+                self.merge_object(m, l, o, &ptr, draft)?;
             }
             Node::Schema { .. } => {}
         }
@@ -1060,7 +1144,7 @@ impl<'a> Ir<'a> {
         }
     }
 
-    fn merge_object(&mut self, m: &mut Merged<'a>, o: &'a serde_json::Map<String, Value>, ptr: &str, draft: Draft) -> Result<()> {
+    fn merge_object(&mut self, m: &mut Merged<'a>, l: Loc, o: &'a serde_json::Map<String, Value>, ptr: &str, draft: Draft) -> Result<()> {
         let p = |k: &str| format!("{ptr}/{k}");
         for (k, v) in o {
             let kp = p(&escape_ptr(k));
@@ -1184,16 +1268,16 @@ impl<'a> Ir<'a> {
                     let (lo, hi) = (n("minContains").unwrap_or(1), n("maxContains"));
                     // minContains 0 without maxContains: always true.
                     if lo > 0 || hi.is_some() {
-                        let l = self.schema_loc(v)?;
-                        m.contains.push((l, lo, hi, kp));
+                        let c = self.sub(l, v)?;
+                        m.contains.push((c, lo, hi, kp));
                     }
                 }
                 "contains" => {}
                 // `false`: no property name is valid, so only the empty object.
                 "propertyNames" if v == &Value::Bool(false) => m.max_props = Some(0),
                 "propertyNames" if v.as_object().is_some_and(|o| !o.is_empty()) => {
-                    let l = self.schema_loc(v)?;
-                    m.prop_names.push((l, kp));
+                    let c = self.sub(l, v)?;
+                    m.prop_names.push((c, kp));
                 }
                 "propertyNames" => {}
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
@@ -1201,7 +1285,7 @@ impl<'a> Ir<'a> {
                         return Err(err!(Schema, "JSON Schema: malformed `{k}` at {at}"));
                     }
                 }
-                "allOf" | "anyOf" | "oneOf" | "$ref" | "not" | "if" | "then" | "else" => {}
+                "allOf" | "anyOf" | "oneOf" | "$ref" | "$dynamicRef" | "$recursiveRef" | "not" | "if" | "then" | "else" => {}
                 k if UNSUPPORTED.contains(&k) => self.unsupported(k, &kp)?,
                 k if IGNORED.contains(&k) => {}
                 _ => {} // unknown keywords are annotations
@@ -1214,7 +1298,7 @@ impl<'a> Ir<'a> {
             if let Some(ps) = o.get("properties") {
                 let Some(ps) = ps.as_object() else { return Err(err!(Schema, "JSON Schema: `properties` at {ptr}/properties must be an object")) };
                 for (k, s) in ps {
-                    part.props.push((k.clone(), self.schema_loc(s)?));
+                    part.props.push((k.clone(), self.sub(l, s)?));
                 }
             }
             if let Some(ps) = o.get("patternProperties") {
@@ -1222,12 +1306,12 @@ impl<'a> Ir<'a> {
                     return Err(err!(Schema, "JSON Schema: `patternProperties` at {ptr}/patternProperties must be an object"));
                 };
                 for (k, s) in ps {
-                    part.patterns.push((k.clone(), self.schema_loc(s)?));
+                    part.patterns.push((k.clone(), self.sub(l, s)?));
                 }
             }
             if let Some(a) = o.get("additionalProperties") {
-                let l = self.schema_loc(a)?;
-                part.additional = if matches!(a, Value::Bool(true)) { None } else { Some(l) };
+                let c = self.sub(l, a)?;
+                part.additional = if matches!(a, Value::Bool(true)) { None } else { Some(c) };
             }
             m.obj.push(part);
         }
@@ -1243,12 +1327,12 @@ impl<'a> Ir<'a> {
             if let Some(p) = prefix_v {
                 let Some(list) = p.as_array() else { return Err(err!(Schema, "JSON Schema: `prefixItems` at {ptr} must be an array")) };
                 for s in list {
-                    part.prefix.push(self.schema_loc(s)?);
+                    part.prefix.push(self.sub(l, s)?);
                 }
             }
             if let Some(r) = rest_v {
-                let l = self.schema_loc(r)?;
-                part.rest = if matches!(r, Value::Bool(true)) { None } else { Some(l) };
+                let c = self.sub(l, r)?;
+                part.rest = if matches!(r, Value::Bool(true)) { None } else { Some(c) };
             }
             m.arr.push(part);
         }
@@ -1353,10 +1437,10 @@ impl<'a> Ir<'a> {
     fn if_group(&mut self, l: Loc) -> Result<Option<[Loc; 3]>> {
         let Some((v, m)) = self.schema_obj(l) else { return Ok(None) };
         let Some(i) = m.get("if").filter(|_| self.uneval && !self.is_ref_only(l) && self.draft_at(v) >= Draft::D7) else { return Ok(None) };
-        let mut g = [self.schema_loc(i)?, l, l];
+        let mut g = [self.sub(l, i)?, l, l];
         for (j, k) in [(1, "then"), (2, "else")] {
             if let Some(s) = m.get(k) {
-                g[j] = self.schema_loc(s)?;
+                g[j] = self.sub(l, s)?;
             }
         }
         Ok(self.evaluates(&g)?.then_some(g))
@@ -1389,9 +1473,9 @@ impl<'a> Ir<'a> {
             let ref_only = self.is_ref_only(x);
             for (k, c) in o {
                 let list: &'a [Value] = match (k.as_str(), c) {
-                    ("$ref", Value::String(r)) => {
-                        let at = format!("{}/$ref", self.ptr(x));
-                        stack.push(self.resolve_ref(r, xv, &at)?);
+                    ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(_)) => {
+                        let at = self.ptr(x).to_string();
+                        stack.extend(self.ref_loc(x, k, c, xv, &at)?);
                         continue;
                     }
                     _ if ref_only => continue,
@@ -1400,7 +1484,7 @@ impl<'a> Ir<'a> {
                     _ => continue,
                 };
                 for s in list.iter().filter(|s| s.is_object()) {
-                    let b = self.schema_loc(s)?;
+                    let b = self.sub(x, s)?;
                     if k == "allOf" || set.is_none_or(|st| st.contains(&b)) {
                         stack.push(b);
                     }
@@ -1448,7 +1532,7 @@ impl<'a> Ir<'a> {
             return Ok(());
         }
         let (mut props, mut pats, mut all_p) = (Vec::new(), Vec::new(), false);
-        let (mut pre, mut all_i): (&[Value], bool) = (&[], false);
+        let (mut pre, mut all_i, mut pre_at): (&[Value], bool, Loc) = (&[], false, n);
         let mut why = None;
         for x in self.in_place(&[n], Some(set))? {
             let Some((xv, o)) = self.schema_obj(x) else { continue };
@@ -1461,20 +1545,20 @@ impl<'a> Ir<'a> {
                 match (k.as_str(), c) {
                     ("properties" | "patternProperties", Value::Object(ps)) => {
                         for (name, s) in ps {
-                            let l = self.schema_loc(s)?;
+                            let l = self.sub(x, s)?;
                             if k == "properties" { &mut props } else { &mut pats }.push((name.clone(), l));
                         }
                     }
                     ("additionalProperties", _) => all_p = true,
                     ("unevaluatedProperties", _) if x != n => all_p = true,
-                    ("prefixItems", Value::Array(p)) | ("items", Value::Array(p)) if (if k == "items" { arr_items } else { d20 }) && p.len() > pre.len() => pre = p,
+                    ("prefixItems", Value::Array(p)) | ("items", Value::Array(p)) if (if k == "items" { arr_items } else { d20 }) && p.len() > pre.len() => (pre, pre_at) = (p, x),
                     ("items", _) if !arr_items => all_i = true,
                     ("additionalItems", _) if arr_items => all_i = true,
                     ("unevaluatedItems", _) if x != n => all_i = true,
                     ("contains", _) if ui.is_some() => why = Some(("unevaluatedItems", "what a `contains` in place evaluates is not tracked")),
                     ("dependentSchemas" | "dependencies", Value::Object(d)) => {
                         for s in d.values().filter(|s| s.is_object()) {
-                            let l = self.schema_loc(s)?;
+                            let l = self.sub(x, s)?;
                             if self.evaluates(&[l])? {
                                 why = Some((if up.is_some() { "unevaluatedProperties" } else { "unevaluatedItems" }, "what a dependent schema in place evaluates is not tracked"));
                             }
@@ -1490,14 +1574,14 @@ impl<'a> Ir<'a> {
             return self.unsupported(kw, &at);
         }
         if let Some(s) = up.filter(|s| !all_p && !matches!(s, Value::Bool(true))) {
-            m.obj.push(ObjPart { props, patterns: pats, additional: Some(self.schema_loc(s)?) });
+            m.obj.push(ObjPart { props, patterns: pats, additional: Some(self.sub(n, s)?) });
         }
         if let Some(s) = ui.filter(|s| !all_i && !matches!(s, Value::Bool(true))) {
             let mut prefix = Vec::new();
             for p in pre {
-                prefix.push(self.schema_loc(p)?);
+                prefix.push(self.sub(pre_at, p)?);
             }
-            m.arr.push(ArrPart { prefix, rest: Some(self.schema_loc(s)?) });
+            m.arr.push(ArrPart { prefix, rest: Some(self.sub(n, s)?) });
         }
         Ok(())
     }
