@@ -394,8 +394,12 @@ fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String
     let search = |bfs: bool| -> Result<bool, String> {
         let mut seen = crate::hash::FxSet::default();
         seen.insert(start.clone());
-        let mut stack = std::collections::VecDeque::from([(start.clone(), 0usize)]);
-        while let Some(((ps, ns), depth)) = if bfs { stack.pop_front() } else { stack.pop_back() } {
+        // Breadth first: a queue, `stack[head..]`.
+        let (mut stack, mut head) = (vec![(start.clone(), 0usize)], 0);
+        while let Some(((ps, ns), depth)) = match bfs {
+            true => stack.get_mut(head).map(|e| (std::mem::take(&mut e.0), e.1)).inspect(|_| head += 1),
+            false => stack.pop(),
+        } {
             if depth > 0
                 && ps.iter().zip(&a).all(|(&s, d)| d.accepting(s))
                 && ns.iter().zip(&n).all(|(s, d)| s.is_none_or(|s| !d.accepting(s)))
@@ -421,7 +425,7 @@ fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String
                     if seen.len() > PRODUCT_LIMIT {
                         return Err("the intersection of the string constraints is too large to check".into());
                     }
-                    stack.push_back((st, depth + 1));
+                    stack.push((st, depth + 1));
                 }
             }
         }
