@@ -385,40 +385,53 @@ fn set_nonempty_uncached(all: &[String], none: &[String]) -> Result<bool, String
     // State: the positive states (never dead) and the negative ones (dead = None).
     type St = (Vec<StateID>, Vec<Option<StateID>>);
     let start: St = (a.iter().map(|d| d.start).collect(), n.iter().map(|d| Some(d.start)).collect());
-    let mut seen = crate::hash::FxSet::default();
-    seen.insert(start.clone());
-    let mut stack = vec![(start, 0usize)];
-    while let Some(((ps, ns), depth)) = stack.pop() {
-        if depth > 0
-            && ps.iter().zip(&a).all(|(&s, d)| d.accepting(s))
-            && ns.iter().zip(&n).all(|(s, d)| s.is_none_or(|s| !d.accepting(s)))
-        {
-            return Ok(true);
-        }
-        'bytes: for b in 0..=255u8 {
-            let mut p2 = Vec::with_capacity(ps.len());
-            for (&s, d) in ps.iter().zip(&a) {
-                let t = d.dfa.next_state(s, b);
-                if d.dead(t) {
-                    continue 'bytes;
-                }
-                p2.push(t);
+    // Breadth first: a shortest string of the set is found after the states
+    // up to its length (`format: uri` with `maxLength: 200`: the front end
+    // in 17 ms, where depth first went down strings of every length up to
+    // 200 first: 764 ms); depth first, within the same budget, where
+    // breadth first runs over (a long shortest string behind many short
+    // dead ends). Either way the answer is exact.
+    let search = |bfs: bool| -> Result<bool, String> {
+        let mut seen = crate::hash::FxSet::default();
+        seen.insert(start.clone());
+        // Breadth first: a queue, `stack[head..]`.
+        let (mut stack, mut head) = (vec![(start.clone(), 0usize)], 0);
+        while let Some(((ps, ns), depth)) = match bfs {
+            true => stack.get_mut(head).map(|e| (std::mem::take(&mut e.0), e.1)).inspect(|_| head += 1),
+            false => stack.pop(),
+        } {
+            if depth > 0
+                && ps.iter().zip(&a).all(|(&s, d)| d.accepting(s))
+                && ns.iter().zip(&n).all(|(s, d)| s.is_none_or(|s| !d.accepting(s)))
+            {
+                return Ok(true);
             }
-            let n2: Vec<Option<StateID>> = ns
-                .iter()
-                .zip(&n)
-                .map(|(s, d)| s.and_then(|s| Some(d.dfa.next_state(s, b)).filter(|&t| !d.dead(t))))
-                .collect();
-            let st = (p2, n2);
-            if seen.insert(st.clone()) {
-                if seen.len() > PRODUCT_LIMIT {
-                    return Err("the intersection of the string constraints is too large to check".into());
+            'bytes: for b in 0..=255u8 {
+                let mut p2 = Vec::with_capacity(ps.len());
+                for (&s, d) in ps.iter().zip(&a) {
+                    let t = d.dfa.next_state(s, b);
+                    if d.dead(t) {
+                        continue 'bytes;
+                    }
+                    p2.push(t);
                 }
-                stack.push((st, depth + 1));
+                let n2: Vec<Option<StateID>> = ns
+                    .iter()
+                    .zip(&n)
+                    .map(|(s, d)| s.and_then(|s| Some(d.dfa.next_state(s, b)).filter(|&t| !d.dead(t))))
+                    .collect();
+                let st = (p2, n2);
+                if seen.insert(st.clone()) {
+                    if seen.len() > PRODUCT_LIMIT {
+                        return Err("the intersection of the string constraints is too large to check".into());
+                    }
+                    stack.push((st, depth + 1));
+                }
             }
         }
-    }
-    Ok(false)
+        Ok(false)
+    };
+    search(true).or_else(|_| search(false))
 }
 
 /// The bytes that can begin a non-empty string of `re`'s language.

@@ -23,6 +23,7 @@ mod lalr;
 mod lark_adversarial;
 mod lark_order;
 mod layers;
+mod lengths;
 mod lazy;
 mod lexer;
 mod lookaround;

@@ -95,6 +95,7 @@ fn cmd_constraint(a: &Args) -> Result<bool> {
         v["compile_us"] = serde_json::json!(us_compile);
         v["first_mask_us"] = serde_json::json!(t2.elapsed().as_secs_f64() * 1e6);
         v["allowed_first"] = serde_json::json!(mask.iter().map(|w| w.count_ones()).sum::<u32>());
+        v["lexer_states"] = serde_json::json!(store.lexer().n_states());
         if let Some(out) = &a.out {
             let t3 = Instant::now();
             store.blob_ok()?;
