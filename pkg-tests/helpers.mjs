@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { MaskStore } from 'grammask';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -218,10 +219,28 @@ export function timeCalls(proc, onCall) {
     try {
       return call.apply(this, args);
     } finally {
-      const wallMs = performance.now() - t0;
+      const t1 = performance.now();
       const w1 = runQueueWaitMs();
-      onCall({ wallMs, waitMs: w0 === null || w1 === null ? null : w1 - w0 });
+      onCall({ wallMs: t1 - t0, waitMs: w0 === null || w1 === null ? null : w1 - w0, t0, t1 });
     }
   };
   return proc;
+}
+
+/**
+ * V8's garbage collections as `PerformanceObserver` reports them (entries
+ * arrive asynchronously): `gcMsIn(t0, t1)` is the collection time inside
+ * [t0, t1] (performance.now() times) among those reported so far.
+ */
+export function gcLog() {
+  const entries = [];
+  const obs = new PerformanceObserver((list) => { for (const e of list.getEntries()) entries.push([e.startTime, e.startTime + e.duration, e.detail?.kind ?? 0]); });
+  obs.observe({ entryTypes: ['gc'] });
+  const inside = (t0, t1) => entries.filter(([s, e]) => Math.min(e, t1) > Math.max(s, t0));
+  return {
+    gcMsIn: (t0, t1) => inside(t0, t1).reduce((a, [s, e]) => a + Math.min(e, t1) - Math.max(s, t0), 0),
+    /** The kinds (perf_hooks constants: 1 major, 2 minor, 4 incremental, 8 weak callbacks) of those collections, or-ed. */
+    gcKindsIn: (t0, t1) => inside(t0, t1).reduce((a, [, , k]) => a | k, 0),
+    stop: () => obs.disconnect(),
+  };
 }

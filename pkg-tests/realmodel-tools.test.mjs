@@ -20,7 +20,7 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { ROOT, FULL, fixture, timeCalls } from './helpers.mjs';
+import { ROOT, FULL, fixture, timeCalls, gcLog } from './helpers.mjs';
 
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
@@ -61,10 +61,13 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
     pf = p;
     last = now;
   };
-  const onCall = ({ wallMs, waitMs }) => {
+  // (after the run, a fourth and fifth element: V8's collection time inside the call and its kinds)
+  const gc = gcLog();
+  const callTimes = new Map();
+  const onCall = ({ wallMs, waitMs, t0, t1 }) => {
     const st = steps.at(-1);
     if (st && st.length === 5 && waitMs !== null) st[2] = Math.min(st[3], Math.max(0, wallMs - waitMs)) + st[4];
-    if (st?.length === 5) st.length = 3;
+    if (st?.length === 5) { st.length = 3; callTimes.set(st, [t0, t1]); }
   };
   // Each prompt twice: as is, then with a reasoning region (thinking: true;
   // SmolLM2 never closes one itself, so after THINK_TOKENS free tokens only
@@ -81,6 +84,8 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
     last = performance.now();
     const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, logits_processor: proc });
     const ids = out.tolist()[0].slice(n).map(Number);
+    await new Promise((res) => setTimeout(res, 0)); // the gc entries of the run
+    for (const st of steps) { const c = callTimes.get(st); st[3] = c ? gc.gcMsIn(...c) : 0; st[4] = c ? gc.gcKindsIn(...c) : 0; }
     const ended = ids.length > 0 && eos.includes(ids.at(-1));
     const full = new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(proc.vocab.tokenBytes(id)))));
     // With thinking, the calls follow the region's close.
@@ -126,9 +131,12 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
   const summary = {
     ...counts('plain'),
     thinking: { ...counts('thinking'), closed: rows.filter((r) => r.mode === 'thinking' && typeof r.thought === 'string').length },
+    // Steps with over 2 ms on a core (5 % of a 40 ms step), and how much of it V8's collector took.
+    slowOnCore: rows.flatMap((r) => r.steps.map((st, k) => ({ mode: r.mode, prompt: r.name, step: k, onCoreMs: st[2], wallMs: st[1], gcMs: st[3], gcKinds: st[4] })).filter((x) => x.onCoreMs > 2)),
     constructMsMax: Math.max(...rows.map((r) => r.constructMs)),
     load: fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   };
+  gc.stop();
   t.diagnostic(`summary: ${JSON.stringify(summary)}`);
   fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
   fs.writeFileSync(path.join(ROOT, 'out/realmodel-tools.json'), JSON.stringify({ summary, rows }, null, 1));

@@ -30,7 +30,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { MaskStore } from 'grammask';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { ROOT, FULL, blobPath, fixture, timeCalls } from './helpers.mjs';
+import { ROOT, FULL, blobPath, fixture, timeCalls, gcLog } from './helpers.mjs';
 
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
@@ -100,10 +100,13 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     stats.steps.push({ gm: gm + (pf - stats.pf), core: gm + (pf - stats.pf), call: gm, hook: pf - stats.pf, end: performance.now() });
     stats.pf = pf;
   };
-  const onCall = ({ wallMs, waitMs }) => {
+  const gc = gcLog();
+  const onCall = ({ wallMs, waitMs, t0, t1 }) => {
     const st = stats.steps.at(-1);
     if (!st || st.timed) return;
     st.timed = true;
+    st.t0 = t0;
+    st.t1 = t1;
     if (waitMs !== null) st.core = Math.min(st.call, Math.max(0, wallMs - waitMs)) + st.hook;
   };
   async function run(prompt, processor) {
@@ -116,7 +119,9 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, ...(processor ? { logits_processor: processor } : {}) });
     const ms = performance.now() - t0;
     const ids = out.tolist()[0].slice(n).map(Number);
-    const steps = stats.steps.map((st, k) => [st.gm, st.end - (k === 0 ? t0 : stats.steps[k - 1].end), st.core]);
+    await new Promise((res) => setTimeout(res, 0)); // the gc entries of the run
+    // [grammask's time, the step's wall time, grammask's time on a core, V8 collection time inside the call]
+    const steps = stats.steps.map((st, k) => [st.gm, st.end - (k === 0 ? t0 : stats.steps[k - 1].end), st.core, st.t0 === undefined ? 0 : gc.gcMsIn(st.t0, st.t1), st.t0 === undefined ? 0 : gc.gcKindsIn(st.t0, st.t1)]);
     return { ids, ms, inGrammask: steps.reduce((a, [gm]) => a + gm, 0), steps, eos: ids.length > 0 && eos.includes(ids.at(-1)) };
   }
   const textOf = (vocab, ids) => new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(vocab.tokenBytes(id)))));
@@ -227,10 +232,13 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
       const worst = all.reduce((w, x) => (x.share > w.share ? x : w), { share: 0 });
       return [key, { steps: all.length, mean: sorted.reduce((a, x) => a + x, 0) / all.length, p99: sorted[Math.floor(0.99 * (sorted.length - 1))], worst }];
     })),
+    // Steps with over 2 ms on a core (5 % of a 40 ms step), and how much of it V8's collector took.
+    slowOnCore: rows.flatMap((r) => r.steps.map((st, k) => ({ prompt: r.name, step: k, onCoreMs: st[2], wallMs: st[1], gcMs: st[3], gcKinds: st[4] })).filter((x) => x.onCoreMs > 2)),
     prefetchMsTotal: sum(rows, (r) => r.prefetchMs ?? 0),
     // The per-request compile (processor construction, before generate()), per JSON prompt.
     constructMs: (() => { const c = js.map((r) => r.constructMs).sort((a, b) => a - b); return { p50: c[Math.floor(c.length / 2)], max: c.at(-1) }; })(),
   };
+  gc.stop();
   fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
   fs.writeFileSync(path.join(ROOT, 'out/realmodel.json'), JSON.stringify({ summary, rows, wsRows }, null, 1) + '\n');
   const md = ['| kind | prompt | tokens | EOS | valid | tok/s constrained | tok/s unconstrained | in grammask | output | sensible (auto) |', '|---|---|---:|---|---|---:|---:|---:|---|---|'];

@@ -494,8 +494,10 @@ export class GrammarLogitsProcessor {
     for (const e of this.storeEos) clearBit(mask, e);
     const c = this.data.closing(closing);
     if (r.alive) {
-      // Tokens the grammar allows already need no check.
-      const skip = mask.slice();
+      // Tokens the grammar allows already need no check (a copy of the
+      // mask, in a buffer kept for it: no allocation per step).
+      const skip = this._skip?.length === mask.length ? this._skip : (this._skip = new Uint32Array(mask.length));
+      skip.set(mask);
       probes = probe(r.matcher, this.data, `closing:${closing}`, c.split, skip, (id) => setBit(mask, id));
     }
     for (const j of r.close) for (const id of this.data.continuations(closing, j)) setBit(mask, id);
