@@ -161,6 +161,12 @@ test('trigger: a trigger that has not appeared is reported (one console.warn, on
     assert.equal(logits.data[word], -Infinity, 'forced: free text refused');
     assert.equal(logits.data[ticks], 0, 'forced: the trigger\'s start allowed');
     assert.equal(steps.at(-1).freeTokens, 5);
+    // freeTokensWarning: Infinity silences it at maxFreeTokens too (a reasoning budget is not a surprise); the forcing stays.
+    warnings.length = 0;
+    ({ steps, logits } = run({ maxFreeTokens: 5, freeTokensWarning: Infinity }, 5));
+    assert.deepEqual(warnings, []);
+    assert.equal(logits.data[word], -Infinity, 'forced without a warning: free text refused');
+    assert.equal(logits.data[ticks], 0);
     // No warning when the trigger appears in time.
     warnings.length = 0;
     const proc = new GrammarLogitsProcessor(store, { trigger: '```json\n', freeTokensWarning: 2, prefetchMs: 0 });

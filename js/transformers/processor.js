@@ -98,7 +98,8 @@ export class GrammarLogitsProcessor {
       // Probing a closing or a trigger's rest rolls back up to a token's length in bytes.
       maxRollback: maxRollback ?? (chat ? 256 : 8), onStep, Matcher, trigger, closing, triggerRequired, maxFreeTokens,
       // A trigger still absent after this many free tokens is reported (once per processor).
-      warnAt: maxFreeTokens >= 1 ? Math.min(maxFreeTokens, freeTokensWarning) : freeTokensWarning, stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
+      // (freeTokensWarning: Infinity never warns, as documented, not even at maxFreeTokens)
+      warnAt: maxFreeTokens >= 1 && freeTokensWarning !== Infinity ? Math.min(maxFreeTokens, freeTokensWarning) : freeTokensWarning, stopWhenComplete, maxTrailingWhitespace, maxLogitsPadding, refusedTopK, prefetchMs,
       // A row whose prompt ends with the trigger starts constrained (a closed reasoning region).
       triggerInPrompt: triggerInPrompt === true,
     };
