@@ -50,24 +50,25 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
   const rows = [];
   let steps = [];
   let proc = null, pf = 0, last = 0;
-  // [grammask's time, the step's wall time, grammask's time on a core]: the
-  // last less the run-queue wait during the processor call (helpers.timeCalls);
-  // the idle-time hook's time counted whole in both.
+  // Per step (after the run, as [gm, wall, core, gcMs, gcKinds]): grammask's
+  // time (commit + mask + apply, plus the idle-time hook's), the step's wall
+  // time, grammask's time on a core (less the run-queue wait during the
+  // processor call, helpers.timeCalls; the hook's time counted whole), and
+  // V8's collection time inside the call and its kinds (helpers.gcLog).
+  const gc = gcLog();
   const onStep = (s) => {
     const now = performance.now();
     const p = proc?.prefetchTimeMs ?? 0;
-    const gm = s.maskMs + s.commitMs;
-    steps.push([gm + (p - pf), now - last, gm + (p - pf), gm, p - pf]);
+    const call = s.maskMs + s.commitMs, hook = p - pf;
+    steps.push({ gm: call + hook, wall: now - last, core: call + hook, call, hook });
     pf = p;
     last = now;
   };
-  // (after the run, a fourth and fifth element: V8's collection time inside the call and its kinds)
-  const gc = gcLog();
-  const callTimes = new Map();
   const onCall = ({ wallMs, waitMs, t0, t1 }) => {
     const st = steps.at(-1);
-    if (st && st.length === 5 && waitMs !== null) st[2] = Math.min(st[3], Math.max(0, wallMs - waitMs)) + st[4];
-    if (st?.length === 5) { st.length = 3; callTimes.set(st, [t0, t1]); }
+    if (!st || st.t0 !== undefined) return;
+    Object.assign(st, { t0, t1 });
+    if (waitMs !== null) st.core = Math.min(st.call, Math.max(0, wallMs - waitMs)) + st.hook;
   };
   // Each prompt twice: as is, then with a reasoning region (thinking: true;
   // SmolLM2 never closes one itself, so after THINK_TOKENS free tokens only
@@ -85,7 +86,7 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
     const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, logits_processor: proc });
     const ids = out.tolist()[0].slice(n).map(Number);
     await new Promise((res) => setTimeout(res, 0)); // the gc entries of the run
-    for (const st of steps) { const c = callTimes.get(st); st[3] = c ? gc.gcMsIn(...c) : 0; st[4] = c ? gc.gcKindsIn(...c) : 0; }
+    steps = steps.map((st) => [st.gm, st.wall, st.core, st.t0 === undefined ? 0 : gc.gcMsIn(st.t0, st.t1), st.t0 === undefined ? 0 : gc.gcKindsIn(st.t0, st.t1)]);
     const ended = ids.length > 0 && eos.includes(ids.at(-1));
     const full = new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(proc.vocab.tokenBytes(id)))));
     // With thinking, the calls follow the region's close.
