@@ -209,7 +209,7 @@ export function runQueueWaitMs() {
  * of a slow step's wall time). `wallMs - waitMs` is the call's time on a
  * core. `waitMs` is null where schedstat is not available.
  */
-export function timeCalls(proc, onCall) {
+function timeCalls(proc, onCall) {
   // A StructuredOutputProcessor is a list: generate() calls the processor inside.
   const inner = proc.processor ?? proc;
   const call = inner._call;
@@ -232,7 +232,7 @@ export function timeCalls(proc, onCall) {
  * arrive asynchronously): `gcMsIn(t0, t1)` is the collection time inside
  * [t0, t1] (performance.now() times) among those reported so far.
  */
-export function gcLog() {
+function gcLog() {
   const entries = [];
   const obs = new PerformanceObserver((list) => { for (const e of list.getEntries()) entries.push([e.startTime, e.startTime + e.duration, e.detail?.kind ?? 0]); });
   obs.observe({ entryTypes: ['gc'] });
@@ -242,5 +242,55 @@ export function gcLog() {
     /** The kinds (perf_hooks constants: 1 major, 2 minor, 4 incremental, 8 weak callbacks) of those collections, or-ed. */
     gcKindsIn: (t0, t1) => inside(t0, t1).reduce((a, [, , k]) => a | k, 0),
     stop: () => obs.disconnect(),
+  };
+}
+
+/**
+ * Per-step timing of a grammask processor inside generate() (batch 1: one
+ * onStep per call), for the real-model tests:
+ *
+ *     const rec = stepRecorder();
+ *     const proc = rec.wrap(new StructuredOutputProcessor(tok, rf, { onStep: rec.onStep }));
+ *     rec.start(proc); await model.generate(...); const steps = await rec.finish();
+ *
+ * Each step is `[gm, wall, core, gcMs, gcKinds]`: grammask's time (commit +
+ * mask + apply, plus the idle-time hook's time since the previous step:
+ * `prefetchTimeMs` grows when it runs), the step's wall time (from the end
+ * of the previous step, step 0 from `start`), grammask's time on a core (the
+ * call's part less the run-queue wait during the call, see `timeCalls`; the
+ * hook's time counted whole), and V8's collection time inside the call and
+ * its kinds (`gcLog`).
+ */
+export function stepRecorder() {
+  const gc = gcLog();
+  let steps = [], proc = null, hookSeen = 0, last = 0;
+  const onCall = ({ wallMs, waitMs, t0, t1 }) => {
+    const st = steps.at(-1);
+    if (!st || st.t0 !== undefined) return;
+    Object.assign(st, { t0, t1 });
+    if (waitMs !== null) st.core = Math.min(st.call, Math.max(0, wallMs - waitMs)) + st.hook;
+  };
+  return {
+    onStep: (s) => {
+      const now = performance.now();
+      const seen = proc?.prefetchTimeMs ?? 0;
+      const call = s.maskMs + s.commitMs, hook = seen - hookSeen;
+      steps.push({ gm: call + hook, wall: now - last, core: call + hook, call, hook });
+      hookSeen = seen;
+      last = now;
+    },
+    wrap: (p) => timeCalls(p, onCall),
+    start(p) {
+      steps = [];
+      proc = p;
+      hookSeen = p.prefetchTimeMs ?? 0;
+      last = performance.now();
+    },
+    async finish() {
+      await new Promise((res) => setTimeout(res, 0)); // the gc entries of the run
+      const at = (f, st) => (st.t0 === undefined ? 0 : f(st.t0, st.t1));
+      return steps.map((st) => [st.gm, st.wall, st.core, at(gc.gcMsIn, st), at(gc.gcKindsIn, st)]);
+    },
+    stop: () => gc.stop(),
   };
 }

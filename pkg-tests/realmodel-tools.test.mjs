@@ -20,7 +20,7 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { ROOT, FULL, fixture, timeCalls, gcLog } from './helpers.mjs';
+import { ROOT, FULL, fixture, stepRecorder } from './helpers.mjs';
 
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
@@ -48,45 +48,23 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
   await model.generate({ ...tok.apply_chat_template([{ role: 'user', content: 'Hi' }], { add_generation_prompt: true, return_dict: true }), max_new_tokens: 4, do_sample: false });
 
   const rows = [];
-  let steps = [];
-  let proc = null, pf = 0, last = 0;
-  // Per step (after the run, as [gm, wall, core, gcMs, gcKinds]): grammask's
-  // time (commit + mask + apply, plus the idle-time hook's), the step's wall
-  // time, grammask's time on a core (less the run-queue wait during the
-  // processor call, helpers.timeCalls; the hook's time counted whole), and
-  // V8's collection time inside the call and its kinds (helpers.gcLog).
-  const gc = gcLog();
-  const onStep = (s) => {
-    const now = performance.now();
-    const p = proc?.prefetchTimeMs ?? 0;
-    const call = s.maskMs + s.commitMs, hook = p - pf;
-    steps.push({ gm: call + hook, wall: now - last, core: call + hook, call, hook });
-    pf = p;
-    last = now;
-  };
-  const onCall = ({ wallMs, waitMs, t0, t1 }) => {
-    const st = steps.at(-1);
-    if (!st || st.t0 !== undefined) return;
-    Object.assign(st, { t0, t1 });
-    if (waitMs !== null) st.core = Math.min(st.call, Math.max(0, wallMs - waitMs)) + st.hook;
-  };
+  // Per step: [grammask's time, the step's wall time, its time on a core,
+  // V8's collection time inside the call, its kinds] (helpers.stepRecorder).
+  const rec = stepRecorder();
   // Each prompt twice: as is, then with a reasoning region (thinking: true;
   // SmolLM2 never closes one itself, so after THINK_TOKENS free tokens only
   // the tokens of </think>\n\n are allowed, then the calls).
   for (const [mode, extra] of [['plain', {}], ['thinking', { thinking: true, maxThinkingTokens: THINK_TOKENS }]]) for (const p of DATA.prompts) {
     const tools = toolsOf(p.tools);
     const c0 = performance.now();
-    proc = timeCalls(new StructuredOutputProcessor(tok, { type: 'tools', tools, tool_choice: p.choice, parallel_tool_calls: p.parallel ?? true, format: 'hermes' }, { model, onStep, ...extra }), onCall);
+    const proc = rec.wrap(new StructuredOutputProcessor(tok, { type: 'tools', tools, tool_choice: p.choice, parallel_tool_calls: p.parallel ?? true, format: 'hermes' }, { model, onStep: rec.onStep, ...extra }));
     const constructMs = performance.now() - c0;
-    pf = proc.prefetchTimeMs ?? 0;
     const inputs = tok.apply_chat_template([{ role: 'system', content: system(tools) }, { role: 'user', content: p.prompt }], { add_generation_prompt: true, return_dict: true });
     const n = inputs.input_ids.dims[1];
-    steps = [];
-    last = performance.now();
+    rec.start(proc);
     const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, logits_processor: proc });
     const ids = out.tolist()[0].slice(n).map(Number);
-    await new Promise((res) => setTimeout(res, 0)); // the gc entries of the run
-    steps = steps.map((st) => [st.gm, st.wall, st.core, st.t0 === undefined ? 0 : gc.gcMsIn(st.t0, st.t1), st.t0 === undefined ? 0 : gc.gcKindsIn(st.t0, st.t1)]);
+    const steps = await rec.finish();
     const ended = ids.length > 0 && eos.includes(ids.at(-1));
     const full = new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(proc.vocab.tokenBytes(id)))));
     // With thinking, the calls follow the region's close.
@@ -137,7 +115,7 @@ test('real model (SmolLM2-135M-Instruct): tool calls, tool_choice required and a
     constructMsMax: Math.max(...rows.map((r) => r.constructMs)),
     load: fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   };
-  gc.stop();
+  rec.stop();
   t.diagnostic(`summary: ${JSON.stringify(summary)}`);
   fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
   fs.writeFileSync(path.join(ROOT, 'out/realmodel-tools.json'), JSON.stringify({ summary, rows }, null, 1));

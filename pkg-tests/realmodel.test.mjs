@@ -30,7 +30,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { MaskStore } from 'grammask';
 import { StructuredOutputProcessor } from 'grammask/transformers';
-import { ROOT, FULL, blobPath, fixture, timeCalls, gcLog } from './helpers.mjs';
+import { ROOT, FULL, blobPath, fixture, stepRecorder } from './helpers.mjs';
 
 const MODEL = 'smollm2-135m-instruct';
 const TF = path.join(ROOT, 'www/node_modules/@huggingface/transformers/dist/transformers.node.mjs');
@@ -81,47 +81,28 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
   const warmupMs = performance.now() - w0;
   const encode = (prompt) => tok.apply_chat_template([{ role: 'user', content: prompt }], { add_generation_prompt: true, return_dict: true });
 
-  // Per step (batch 1: one onStep per processor call): [grammask's time, the
-  // step's wall time]. grammask's time = commit + mask + apply in the
-  // processor, plus the idle-time hook's time since the previous step
-  // (processor.prefetchTimeMs grows when it runs): onnxruntime-node blocks the
-  // thread during the forward pass, so the hook runs between steps and delays
-  // the step it runs in. Wall time runs from the end of the previous processor
-  // call to the end of this one (step 0: from the start of generate()). The
-  // construction (the per-request compile) is reported apart (constructMs).
-  // On a core: the same, less the run-queue wait during the processor call
-  // (helpers.timeCalls: time the OS gave the thread's core to another
-  // thread; on this shared machine most of a slow step's wall time); the
-  // hook's time is counted whole.
-  const stats = { steps: [], proc: null, pf: 0 };
-  const onStep = (s) => {
-    const pf = stats.proc?.prefetchTimeMs ?? 0;
-    const gm = s.maskMs + s.commitMs;
-    stats.steps.push({ gm: gm + (pf - stats.pf), core: gm + (pf - stats.pf), call: gm, hook: pf - stats.pf, end: performance.now() });
-    stats.pf = pf;
-  };
-  const gc = gcLog();
-  const onCall = ({ wallMs, waitMs, t0, t1 }) => {
-    const st = stats.steps.at(-1);
-    if (!st || st.timed) return;
-    st.timed = true;
-    st.t0 = t0;
-    st.t1 = t1;
-    if (waitMs !== null) st.core = Math.min(st.call, Math.max(0, wallMs - waitMs)) + st.hook;
-  };
+  // Per step (helpers.stepRecorder): [grammask's time, the step's wall time,
+  // grammask's time on a core, V8's collection time inside the call, its
+  // kinds]. grammask's time = commit + mask + apply in the processor, plus
+  // the idle-time hook's time since the previous step: onnxruntime-node
+  // blocks the thread during the forward pass, so the hook runs between
+  // steps and delays the step it runs in. Wall time runs from the end of the
+  // previous processor call to the end of this one (step 0: from the start of
+  // generate()). On a core: less the run-queue wait during the processor
+  // call (time the OS gave the thread's core to another thread; on this
+  // shared machine most of a slow step's wall time). The construction (the
+  // per-request compile) is reported apart (constructMs).
+  const rec = stepRecorder();
+  const onStep = rec.onStep;
   async function run(prompt, processor) {
     const inputs = encode(prompt);
     const n = inputs.input_ids.dims[1];
-    stats.steps = [];
-    stats.proc = processor ?? null;
-    stats.pf = processor?.prefetchTimeMs ?? 0;
+    rec.start(processor);
     const t0 = performance.now();
-    const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, ...(processor ? { logits_processor: processor } : {}) });
+    const out = await model.generate({ ...inputs, max_new_tokens: MAX_NEW, do_sample: false, logits_processor: processor });
     const ms = performance.now() - t0;
     const ids = out.tolist()[0].slice(n).map(Number);
-    await new Promise((res) => setTimeout(res, 0)); // the gc entries of the run
-    // [grammask's time, the step's wall time, grammask's time on a core, V8 collection time inside the call]
-    const steps = stats.steps.map((st, k) => [st.gm, st.end - (k === 0 ? t0 : stats.steps[k - 1].end), st.core, st.t0 === undefined ? 0 : gc.gcMsIn(st.t0, st.t1), st.t0 === undefined ? 0 : gc.gcKindsIn(st.t0, st.t1)]);
+    const steps = await rec.finish();
     return { ids, ms, inGrammask: steps.reduce((a, [gm]) => a + gm, 0), steps, eos: ids.length > 0 && eos.includes(ids.at(-1)) };
   }
   const textOf = (vocab, ids) => new TextDecoder().decode(Buffer.concat(ids.filter((id) => !eos.includes(id)).map((id) => Buffer.from(vocab.tokenBytes(id)))));
@@ -141,7 +122,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
 
   for (const s of DATA.schemas) {
     const c0 = performance.now();
-    const proc = timeCalls(new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: s.schema }, { model, onStep, ...HOOK }), onCall);
+    const proc = rec.wrap(new StructuredOutputProcessor(tok, { type: 'json_schema', json_schema: s.schema }, { model, onStep, ...HOOK }));
     const constructMs = performance.now() - c0;
     const r = await run(s.prompt, proc);
     const text = textOf(proc.vocab, r.ids);
@@ -182,7 +163,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
   const programs = [];
   for (const p of DATA.python) {
     const c0 = performance.now();
-    const proc = timeCalls(new StructuredOutputProcessor(tok, { type: 'store', store: pyStore }, { model, onStep, trigger: '```python\n', closing: '\n```', ...HOOK }), onCall);
+    const proc = rec.wrap(new StructuredOutputProcessor(tok, { type: 'store', store: pyStore }, { model, onStep, trigger: '```python\n', closing: '\n```', ...HOOK }));
     const constructMs = performance.now() - c0;
     const r = await run(p.prompt, proc);
     const text = textOf(proc.vocab, r.ids);
@@ -238,7 +219,7 @@ test('real model (SmolLM2-135M-Instruct): JSON Schema and Python-in-a-fence cons
     // The per-request compile (processor construction, before generate()), per JSON prompt.
     constructMs: (() => { const c = js.map((r) => r.constructMs).sort((a, b) => a - b); return { p50: c[Math.floor(c.length / 2)], max: c.at(-1) }; })(),
   };
-  gc.stop();
+  rec.stop();
   fs.mkdirSync(path.join(ROOT, 'out'), { recursive: true });
   fs.writeFileSync(path.join(ROOT, 'out/realmodel.json'), JSON.stringify({ summary, rows, wsRows }, null, 1) + '\n');
   const md = ['| kind | prompt | tokens | EOS | valid | tok/s constrained | tok/s unconstrained | in grammask | output | sensible (auto) |', '|---|---|---:|---|---|---:|---:|---:|---|---|'];
